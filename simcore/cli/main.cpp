@@ -1,0 +1,365 @@
+/* simcore: the command line tool. */
+#include "simcore/error.hpp"
+#include "simcore/model_registry.hpp"
+#include "simcore/platform.hpp"
+#include "simcore/runner.hpp"
+#include "simcore/scenario.hpp"
+#include "simcore/units.hpp"
+#include "simcore/version.hpp"
+
+#include <simgrid/s4u/Engine.hpp>
+
+#include <cstdio>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using simcore::InputError;
+
+const char* kMainHelp = R"(simcore: discrete-event simulation of HPC, AI-training and edge-cloud systems
+
+Usage:
+  simcore run SCENARIO.xml [--set NAME=VALUE]... [--seed N] [--out DIR] [options]
+  simcore validate SCENARIO.xml [--set NAME=VALUE]... [--seed N]
+  simcore models [--json]
+  simcore platform FILE.xml [--json]
+  simcore COMMAND --help
+  simcore --version
+
+Exit codes: 0 success, 2 bad input (file:line and what was expected on stderr),
+1 internal failure.
+)";
+
+const char* kRunHelp = R"(simcore run SCENARIO.xml [options]
+
+Runs the scenario, writes OUT/summary.json (and OUT/trace.h5), prints a summary.
+
+Options:
+  --set NAME=VALUE   override a model parameter (same checks as the scenario file)
+  --seed N           override the scenario's seed
+  --out DIR          output folder (default: the scenario's <output dir>, else
+                     results/<scenario file name without .xml>)
+  --progress         always print a progress line on stderr
+  --no-progress      never print it (default: only when stderr is a terminal
+                     and the run takes more than about 2 s)
+  --json             print summary.json on stdout instead of the human summary
+  --quiet            print nothing on success
+  --log=... --cfg=...  passed to SimGrid (e.g. --cfg=network/latency-factor:1)
+)";
+
+const char* kValidateHelp = R"(simcore validate SCENARIO.xml [--set NAME=VALUE]... [--seed N]
+
+Checks the scenario, its parameters, its calibration profile, its platform and the
+model's set-up on that platform, without running. Exit 0 when valid, 2 otherwise.
+)";
+
+const char* kModelsHelp = R"(simcore models [--json]
+
+Lists every registered model with its parameters: type, unit, default, range, doc.
+)";
+
+const char* kPlatformHelp = R"(simcore platform FILE.xml [--json]
+
+Loads a SimGrid platform and lists its hosts, links and zones with totals.
+)";
+
+bool is_help(const std::string& a) { return a == "--help" || a == "-h"; }
+
+struct RunArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string seed;
+  std::string out;
+  simcore::RunOptions options;
+  bool json = false;
+  bool quiet = false;
+};
+
+RunArgs parse_run_args(const std::vector<std::string>& args, bool allow_run_options)
+{
+  RunArgs r;
+  for (std::size_t i = 0; i < args.size(); i++) {
+    const std::string& a = args[i];
+    auto value = [&](const char* opt) -> std::string {
+      if (i + 1 >= args.size())
+        throw InputError("command line", std::string(opt) + " needs a value");
+      return args[++i];
+    };
+    if (a == "--set")
+      r.sets.push_back(value("--set"));
+    else if (a.rfind("--set=", 0) == 0)
+      r.sets.push_back(a.substr(6));
+    else if (a == "--seed")
+      r.seed = value("--seed");
+    else if (a.rfind("--seed=", 0) == 0)
+      r.seed = a.substr(7);
+    else if (allow_run_options && a == "--out")
+      r.out = value("--out");
+    else if (allow_run_options && a.rfind("--out=", 0) == 0)
+      r.out = a.substr(6);
+    else if (allow_run_options && a == "--progress")
+      r.options.progress = simcore::Progress::Always;
+    else if (allow_run_options && a == "--no-progress")
+      r.options.progress = simcore::Progress::Never;
+    else if (allow_run_options && a == "--json")
+      r.json = true;
+    else if (allow_run_options && a == "--quiet")
+      r.quiet = true;
+    else if (a.rfind("--log=", 0) == 0 || a.rfind("--cfg=", 0) == 0)
+      r.options.simgrid_args.push_back(a);
+    else if (!a.empty() && a[0] == '-')
+      throw InputError("command line", "unknown option '" + a + "'; see --help");
+    else if (r.scenario.empty())
+      r.scenario = a;
+    else
+      throw InputError("command line", "unexpected argument '" + a + "'; expected one scenario file");
+  }
+  if (r.scenario.empty())
+    throw InputError("command line", "no scenario file given; expected simcore " +
+                                         std::string(allow_run_options ? "run" : "validate") + " SCENARIO.xml");
+  return r;
+}
+
+simcore::Scenario load_with_overrides(const RunArgs& r)
+{
+  auto sc = simcore::Scenario::load(r.scenario);
+  for (const auto& s : r.sets)
+    sc.set_assignment(s);
+  if (!r.seed.empty()) {
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(r.seed.c_str(), &end, 10);
+    if (r.seed[0] == '-' || end != r.seed.c_str() + r.seed.size() || errno == ERANGE)
+      throw InputError("--seed " + r.seed, "expected a non-negative integer below 2^64");
+    sc.set_seed(v);
+  }
+  if (!r.out.empty())
+    sc.set_output_dir(r.out);
+  return sc;
+}
+
+std::string metric_text(const nlohmann::ordered_json& v, const std::string& unit)
+{
+  if (v.is_null())
+    return "n/a";
+  if (v.is_number_integer())
+    return v.dump() + (unit.empty() ? "" : " " + unit);
+  double d = v.get<double>();
+  if (unit == "s")
+    return simcore::format_quantity(simcore::Quantity::Time, d);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", d);
+  return std::string(buf) + (unit.empty() ? "" : " " + unit);
+}
+
+int cmd_run(const std::vector<std::string>& args)
+{
+  RunArgs r = parse_run_args(args, true);
+  auto sc = load_with_overrides(r);
+  auto summary = simcore::run_scenario(sc, r.options);
+  if (r.json) {
+    std::cout << summary.dump(2) << "\n";
+    return 0;
+  }
+  if (r.quiet)
+    return 0;
+  std::printf("simcore %s: model %s, seed %llu\n", SIMCORE_VERSION, sc.model_name().c_str(),
+              static_cast<unsigned long long>(sc.seed()));
+  std::printf("  %-28s %s\n", "simulated time",
+              simcore::format_quantity(simcore::Quantity::Time, summary["simulated_time"].get<double>()).c_str());
+  std::printf("  %-28s %.3f s\n", "wall time", summary["wall_time"].get<double>());
+  const auto& units = summary["metric_units"];
+  for (const auto& [name, v] : summary["metrics"].items())
+    std::printf("  %-28s %s\n", name.c_str(), metric_text(v, units[name].get<std::string>()).c_str());
+  const std::string dir = summary["outputs"]["dir"].get<std::string>();
+  std::printf("results: %s/summary.json%s\n", dir.c_str(), sc.write_trace() ? (" and " + dir + "/trace.h5").c_str() : "");
+  return 0;
+}
+
+int cmd_validate(const std::vector<std::string>& args)
+{
+  RunArgs r = parse_run_args(args, false);
+  auto sc = load_with_overrides(r);
+  simcore::validate_scenario(sc, r.options);
+  std::printf("%s: valid (model %s, %zu parameters, platform %s)\n", r.scenario.c_str(), sc.model_name().c_str(),
+              sc.params().specs().size(), sc.platform_path().c_str());
+  return 0;
+}
+
+std::string range_of(const simcore::ParamSpec& p)
+{
+  std::string s;
+  char buf[64];
+  if (p.min) {
+    std::snprintf(buf, sizeof buf, ">= %g", *p.min);
+    s += buf;
+  }
+  if (p.max) {
+    std::snprintf(buf, sizeof buf, "%s<= %g", s.empty() ? "" : ", ", *p.max);
+    s += buf;
+  }
+  for (const auto& c : p.choices)
+    s += (s.empty() ? "" : "|") + c;
+  return s;
+}
+
+int cmd_models(const std::vector<std::string>& args)
+{
+  bool json = false;
+  for (const auto& a : args)
+    if (a == "--json")
+      json = true;
+    else
+      throw InputError("command line", "unexpected argument '" + a + "'; see simcore models --help");
+  const auto models = simcore::ModelRegistry::instance().all();
+  if (json) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::array();
+    for (const auto* m : models) {
+      nlohmann::ordered_json mj{{"name", m->name}, {"summary", m->summary}};
+      mj["parameters"] = nlohmann::ordered_json::array();
+      for (const auto& p : m->params) {
+        nlohmann::ordered_json pj{{"name", p.name}, {"type", simcore::to_string(p.type)}, {"unit", p.unit()},
+                                  {"default", p.default_value}, {"required", p.required()}, {"doc", p.doc}};
+        if (p.min)
+          pj["min"] = *p.min;
+        if (p.max)
+          pj["max"] = *p.max;
+        if (!p.choices.empty())
+          pj["choices"] = p.choices;
+        mj["parameters"].push_back(pj);
+      }
+      j.push_back(mj);
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  for (const auto* m : models) {
+    std::printf("%s: %s\n", m->name.c_str(), m->summary.c_str());
+    std::printf("  %-20s %-10s %-7s %-14s %-16s %s\n", "parameter", "type", "unit", "default", "range", "doc");
+    for (const auto& p : m->params)
+      std::printf("  %-20s %-10s %-7s %-14s %-16s %s\n", p.name.c_str(), simcore::to_string(p.type),
+                  p.unit().c_str(), p.required() ? "(required)" : p.default_value.c_str(), range_of(p).c_str(),
+                  p.doc.c_str());
+    std::printf("\n");
+  }
+  return 0;
+}
+
+void print_zone(const nlohmann::ordered_json& z, int depth)
+{
+  std::printf("  %*s%s (%d hosts)\n", 2 * depth, "", z["name"].get<std::string>().c_str(), z["hosts"].get<int>());
+  for (const auto& c : z["zones"])
+    print_zone(c, depth + 1);
+}
+
+int cmd_platform(const std::vector<std::string>& args)
+{
+  bool json = false;
+  std::string file;
+  for (const auto& a : args) {
+    if (a == "--json")
+      json = true;
+    else if (!a.empty() && a[0] == '-')
+      throw InputError("command line", "unknown option '" + a + "'; see simcore platform --help");
+    else if (file.empty())
+      file = a;
+    else
+      throw InputError("command line", "unexpected argument '" + a + "'; expected one platform file");
+  }
+  if (file.empty())
+    throw InputError("command line", "no platform file given; expected simcore platform FILE.xml");
+  std::vector<std::string> sargs{"simcore", "--log=xbt_cfg.thres:warning"};
+  std::vector<char*> argv;
+  for (auto& a : sargs)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(sargs.size());
+  simgrid::s4u::Engine engine(&argc, argv.data());
+  simcore::load_platform(engine, file);
+  auto d = simcore::describe_platform(engine);
+  if (json) {
+    std::cout << d.dump(2) << "\n";
+    return 0;
+  }
+  const auto& t = d["totals"];
+  using simcore::format_quantity;
+  using simcore::Quantity;
+  std::printf("%s: %d hosts, %d cores, %s total, %d links, %d zones\n", file.c_str(), t["hosts"].get<int>(),
+              t["cores"].get<int>(), format_quantity(Quantity::Speed, t["speed"].get<double>()).c_str(),
+              t["links"].get<int>(), t["zones"].get<int>());
+  std::printf("zones:\n");
+  print_zone(d["zones"], 0);
+  const std::size_t show = 20;
+  std::printf("hosts:\n");
+  for (std::size_t i = 0; i < d["hosts"].size() && i < show; i++) {
+    const auto& h = d["hosts"][i];
+    std::printf("  %-24s %-14s %3d cores  zone %s\n", h["name"].get<std::string>().c_str(),
+                format_quantity(Quantity::Speed, h["speed"].get<double>()).c_str(), h["cores"].get<int>(),
+                h["zone"].get<std::string>().c_str());
+  }
+  if (d["hosts"].size() > show)
+    std::printf("  ... and %zu more\n", d["hosts"].size() - show);
+  std::printf("links:\n");
+  for (std::size_t i = 0; i < d["links"].size() && i < show; i++) {
+    const auto& l = d["links"][i];
+    std::printf("  %-24s %-14s %-12s %s\n", l["name"].get<std::string>().c_str(),
+                format_quantity(Quantity::Bandwidth, l["bandwidth"].get<double>()).c_str(),
+                format_quantity(Quantity::Time, l["latency"].get<double>()).c_str(),
+                l["sharing"].get<std::string>().c_str());
+  }
+  if (d["links"].size() > show)
+    std::printf("  ... and %zu more\n", d["links"].size() - show);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || is_help(args[0])) {
+    std::fputs(kMainHelp, args.empty() ? stderr : stdout);
+    return args.empty() ? simcore::kExitBadInput : 0;
+  }
+  if (args[0] == "--version") {
+    std::printf("simcore %s\n", SIMCORE_VERSION);
+    return 0;
+  }
+  const std::string cmd = args[0];
+  args.erase(args.begin());
+  const char* help = cmd == "run" ? kRunHelp
+                     : cmd == "validate" ? kValidateHelp
+                     : cmd == "models"   ? kModelsHelp
+                     : cmd == "platform" ? kPlatformHelp
+                                         : nullptr;
+  if (!help) {
+    std::fprintf(stderr, "simcore: unknown command '%s'; expected run, validate, models or platform (see --help)\n",
+                 cmd.c_str());
+    return simcore::kExitBadInput;
+  }
+  for (const auto& a : args)
+    if (is_help(a)) {
+      std::fputs(help, stdout);
+      return 0;
+    }
+  try {
+    if (cmd == "run")
+      return cmd_run(args);
+    if (cmd == "validate")
+      return cmd_validate(args);
+    if (cmd == "models")
+      return cmd_models(args);
+    return cmd_platform(args);
+  } catch (const simcore::InputError& e) {
+    std::fprintf(stderr, "simcore: error: %s\n", e.what());
+    return simcore::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "simcore: internal error: %s\n", e.what());
+    return simcore::kExitInternal;
+  }
+}

@@ -1,0 +1,72 @@
+/* Calibration profile: measured host speeds, link characteristics, network factors and
+ * named rates, applied to a scenario's platform and looked up by models. */
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace simcore {
+
+/** One named rate measured on hardware (e.g. "memcpy_bandwidth" in Bps). */
+struct NamedRate {
+  double value = 0;
+  std::string unit;
+  std::string doc;
+};
+
+/** Loaded from JSON (schema documented in simcore/README.md). Host and link rules match names
+ *  by full regular expression, first matching rule wins. */
+class CalibrationProfile {
+public:
+  struct HostRule {
+    std::string pattern;
+    std::regex re;
+    double speed; // flop/s
+  };
+  struct LinkRule {
+    std::string pattern;
+    std::regex re;
+    std::optional<double> bandwidth; // B/s
+    std::optional<double> latency;   // s
+  };
+
+  CalibrationProfile() = default;
+  /** Reads and checks a profile file. Throws InputError with the file and the JSON path. */
+  static CalibrationProfile load(const std::string& path);
+  static CalibrationProfile from_json(const nlohmann::json& j, const std::string& where);
+
+  bool empty() const { return path_.empty() && hosts_.empty() && links_.empty() && rates_.empty() && config_.empty(); }
+  const std::string& path() const { return path_; }
+  const std::string& name() const { return name_; }
+  const std::vector<HostRule>& host_rules() const { return hosts_; }
+  const std::vector<LinkRule>& link_rules() const { return links_; }
+  /** SimGrid configuration items ("network/latency-factor" -> "1.0"). */
+  const std::map<std::string, std::string>& config() const { return config_; }
+  const std::map<std::string, NamedRate>& rates() const { return rates_; }
+
+  /** Calibrated speed of a host, if a rule matches it. */
+  std::optional<double> host_speed(const std::string& host) const;
+  bool has_rate(const std::string& name) const { return rates_.count(name) != 0; }
+  /** A named rate; InputError naming the profile when it is missing. */
+  double rate(const std::string& name) const;
+  /** A named rate, or `fallback` when the profile does not define it. */
+  double rate_or(const std::string& name, double fallback) const;
+
+  /** Applies host and link rules to the loaded platform (before the simulation starts). */
+  void apply_to_platform() const;
+
+private:
+  std::string path_;
+  std::string name_;
+  std::vector<HostRule> hosts_;
+  std::vector<LinkRule> links_;
+  std::map<std::string, std::string> config_;
+  std::map<std::string, NamedRate> rates_;
+};
+
+} // namespace simcore

@@ -1,0 +1,26 @@
+/* Writing results: summary.json and trace.h5, atomically. */
+#pragma once
+
+#include "simcore/results.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace simcore {
+
+/** Writes each table of `results` as a compound HDF5 dataset (one field per column, units
+ *  in the dataset attribute "units" and per-field attributes "unit:<column>"). The file is
+ *  byte-identical for identical results (no timestamps). */
+void write_trace_h5(const std::string& path, const Results& results);
+
+/** Writes `text` to `path` through a temporary file in the same folder and a rename. */
+void write_file_atomically(const std::string& path, const std::string& text);
+
+/** Creates `dir` (and parents), then writes trace.h5 (if wanted) and summary.json, each via
+ *  a temporary name renamed at the end; summary.json comes last, so its presence means the
+ *  run completed. Removes stale files of an earlier run first. */
+void write_results(const std::string& dir, const nlohmann::ordered_json& summary, const Results& results,
+                   bool with_trace);
+
+} // namespace simcore

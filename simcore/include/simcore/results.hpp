@@ -1,0 +1,61 @@
+/* What a model reports at the end of a run: scalar metrics and tables (time series). */
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace simcore {
+
+/** One column of a table: a name, a unit ("s", "B", "" for none) and its values. */
+struct Column {
+  std::string name;
+  std::string unit;
+  std::variant<std::vector<double>, std::vector<std::int64_t>> values;
+  std::size_t size() const;
+};
+
+/** A table of equally long columns; written to trace.h5 as one compound dataset. */
+class Table {
+public:
+  Table() = default;
+  Table(std::string name, std::string doc) : name_(std::move(name)), doc_(std::move(doc)) {}
+  Table& add_column(const std::string& name, const std::string& unit, std::vector<double> values);
+  Table& add_column(const std::string& name, const std::string& unit, std::vector<std::int64_t> values);
+  const std::string& name() const { return name_; }
+  const std::string& doc() const { return doc_; }
+  const std::vector<Column>& columns() const { return columns_; }
+  std::size_t rows() const { return columns_.empty() ? 0 : columns_.front().size(); }
+
+private:
+  void check_new_column(const std::string& name, std::size_t size) const;
+  std::string name_;
+  std::string doc_;
+  std::vector<Column> columns_;
+};
+
+/** Metrics and tables of a run. Metrics keep insertion order in the summary. */
+class Results {
+public:
+  /** A scalar metric with its unit ("s", "B", "" ...). Names are unique. */
+  void set_metric(const std::string& name, double value, const std::string& unit = "");
+  void set_metric(const std::string& name, std::int64_t value, const std::string& unit = "");
+  /** A new table; names are unique. */
+  Table& add_table(const std::string& name, const std::string& doc = "");
+
+  const nlohmann::ordered_json& metrics() const { return metrics_; }
+  const nlohmann::ordered_json& metric_units() const { return units_; }
+  const std::vector<Table>& tables() const { return tables_; }
+
+private:
+  void check_new_metric(const std::string& name) const;
+  nlohmann::ordered_json metrics_ = nlohmann::ordered_json::object();
+  nlohmann::ordered_json units_ = nlohmann::ordered_json::object();
+  std::vector<Table> tables_;
+};
+
+} // namespace simcore

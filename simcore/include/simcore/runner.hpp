@@ -1,0 +1,45 @@
+/* Running one scenario in this process, and several in child processes. */
+#pragma once
+
+#include "simcore/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace simcore {
+
+enum class Progress { Auto, Always, Never };
+
+struct RunOptions {
+  /** Auto: a progress line on stderr for runs longer than about 2 s when stderr is a terminal. */
+  Progress progress = Progress::Auto;
+  /** Extra SimGrid command line items ("--log=...", "--cfg=..."). */
+  std::vector<std::string> simgrid_args;
+};
+
+/** Runs the scenario in this process (one SimGrid engine per process: call it at most once),
+ *  writes summary.json and trace.h5 into scenario.output_dir(), and returns the summary.
+ *  Throws InputError or InternalError; no result file is left behind on failure. */
+nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& options = {});
+
+/** All checks of a run without running it: scenario, calibration profile, SimGrid
+ *  configuration, platform, and the model's own set-up on that platform. Creates this
+ *  process's SimGrid engine (so a process either validates or runs). */
+void validate_scenario(const Scenario& scenario, const RunOptions& options = {});
+
+/** Outcome of a run in a child process. */
+struct ChildOutcome {
+  int exit_code = 0;      ///< kExitOk, kExitBadInput, kExitInternal, or 128+signal
+  std::string error;      ///< message when exit_code != 0
+  std::string output_dir; ///< where results went
+  bool ok() const { return exit_code == 0; }
+};
+
+/** Runs each scenario in its own forked child process, at most `jobs` at a time, and waits
+ *  for all. Outcomes are in the order of `scenarios`. */
+std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios, int jobs,
+                                          const RunOptions& options = {});
+
+} // namespace simcore

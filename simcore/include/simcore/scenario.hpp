@@ -1,0 +1,60 @@
+/* A scenario: model, platform, optional calibration profile, parameters, seed, outputs. */
+#pragma once
+
+#include "simcore/param_set.hpp"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace simcore {
+
+struct ModelInfo;
+
+class Scenario {
+public:
+  /** Reads and validates a scenario XML file against the model registry.
+   *  Every error names the file, the line and what was expected (InputError). */
+  static Scenario load(const std::string& path);
+
+  /** Overrides one parameter ("name=value" on the CLI) with the same checks. */
+  void set(const std::string& name, const std::string& value, const std::string& where = "--set");
+  /** Parses "name=value" and calls set(). */
+  void set_assignment(const std::string& assignment);
+  void set_seed(std::uint64_t seed) { seed_ = seed; }
+  void set_output_dir(const std::string& dir) { output_dir_ = dir; }
+
+  const std::string& path() const { return path_; }        ///< absolute
+  const std::string& base_dir() const { return base_dir_; } ///< folder of the scenario file
+  const std::string& sha256() const { return sha256_; }    ///< of the file's bytes
+  const std::string& model_name() const { return model_; }
+  const ModelInfo& model() const;
+  const std::string& platform_path() const { return platform_; }       ///< absolute
+  const std::string& calibration_path() const { return calibration_; } ///< absolute or empty
+  std::uint64_t seed() const { return seed_; }
+  const ParamSet& params() const { return params_; }
+  /** Output folder: --out, else the scenario's <output dir>, else results/<file stem>;
+   *  relative to the working directory. */
+  const std::string& output_dir() const { return output_dir_; }
+  bool write_trace() const { return write_trace_; }
+  /** SimGrid configuration items from <config name value> elements, in file order. */
+  const std::vector<std::pair<std::string, std::string>>& simgrid_config() const { return config_; }
+  const std::string& description() const { return description_; }
+
+private:
+  std::string path_;
+  std::string base_dir_;
+  std::string sha256_;
+  std::string model_;
+  std::string platform_;
+  std::string calibration_;
+  std::uint64_t seed_ = 0;
+  ParamSet params_;
+  std::string output_dir_;
+  bool write_trace_ = true;
+  std::vector<std::pair<std::string, std::string>> config_;
+  std::string description_;
+};
+
+} // namespace simcore

@@ -1,0 +1,46 @@
+/* What the kernel hands a model: the engine, the validated parameters, the calibration
+ * profile and seeded random streams. */
+#pragma once
+
+#include "simcore/calibration_profile.hpp"
+#include "simcore/param_set.hpp"
+#include "simcore/random_streams.hpp"
+#include "simcore/scenario.hpp"
+
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+
+#include <string>
+#include <vector>
+
+namespace simcore {
+
+class Scenario;
+
+class SimContext {
+public:
+  SimContext(simgrid::s4u::Engine& engine, const Scenario& scenario, const CalibrationProfile& profile);
+
+  simgrid::s4u::Engine& engine() const { return engine_; }
+  const Scenario& scenario() const { return scenario_; }
+  const ParamSet& params() const;
+  const CalibrationProfile& calibration() const { return profile_; }
+  /** Independent generator per named use, seeded from the scenario's seed. */
+  std::mt19937_64& rng(const std::string& name) { return streams_.stream(name); }
+
+  /** All hosts, sorted by name (SimGrid's own order is not guaranteed stable). */
+  std::vector<simgrid::s4u::Host*> hosts_sorted() const;
+  /** A host by name; InputError naming the parameter when it does not exist. */
+  simgrid::s4u::Host* host(const std::string& name, const std::string& param) const;
+  /** Host speed in flop/s after calibration (SimGrid applies calibrated speeds as a speed
+   *  profile at time 0, so Host::get_speed() shows the platform's value until then). */
+  double host_speed(const simgrid::s4u::Host* host) const;
+
+private:
+  simgrid::s4u::Engine& engine_;
+  const Scenario& scenario_;
+  const CalibrationProfile& profile_;
+  RandomStreams streams_;
+};
+
+} // namespace simcore

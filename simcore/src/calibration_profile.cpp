@@ -1,0 +1,206 @@
+#include "simcore/calibration_profile.hpp"
+#include "simcore/error.hpp"
+#include "simcore/units.hpp"
+
+#include <simgrid/kernel/ProfileBuilder.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace simcore {
+
+namespace {
+
+void check_keys(const nlohmann::json& j, const std::set<std::string>& allowed, const std::string& where)
+{
+  if (!j.is_object())
+    throw InputError(where, "expected a JSON object");
+  for (const auto& [k, v] : j.items())
+    if (!allowed.count(k)) {
+      std::string list;
+      for (const auto& s : allowed)
+        list += (list.empty() ? "" : ", ") + s;
+      throw InputError(where, "unknown key '" + k + "'; expected one of: " + list);
+    }
+}
+
+double quantity_field(const nlohmann::json& j, Quantity q, const std::string& where)
+{
+  if (j.is_number())
+    return j.get<double>();
+  if (j.is_string())
+    return parse_quantity(q, j.get<std::string>(), where);
+  throw InputError(where, std::string("expected a number or a string with a unit: ") + unit_examples(q));
+}
+
+std::regex compile(const std::string& pattern, const std::string& where)
+{
+  try {
+    return std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw InputError(where, "'" + pattern + "' is not a valid regular expression (" + e.what() + ")");
+  }
+}
+
+} // namespace
+
+CalibrationProfile CalibrationProfile::load(const std::string& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(path, "cannot read the calibration profile; expected an existing JSON file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string text = buf.str();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::size_t line = 1 + std::count(text.begin(), text.begin() + std::min<std::size_t>(e.byte, text.size()), '\n');
+    throw InputError(path + ":" + std::to_string(line), std::string("malformed JSON (") + e.what() +
+                                                            "); expected a calibration profile object");
+  }
+  CalibrationProfile p = from_json(j, path);
+  p.path_ = path;
+  return p;
+}
+
+CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const std::string& where)
+{
+  CalibrationProfile p;
+  check_keys(j, {"schema", "name", "hosts", "links", "simgrid_config", "rates", "meta", "quality"}, where);
+  if (j.contains("schema") && j["schema"] != "simcore-profile/1")
+    throw InputError(where + " (schema)", "unsupported schema " + j["schema"].dump() + "; expected \"simcore-profile/1\"");
+  if (j.contains("name"))
+    p.name_ = j["name"].is_string() ? j["name"].get<std::string>() : j["name"].dump();
+  if (j.contains("hosts")) {
+    if (!j["hosts"].is_array())
+      throw InputError(where + " (hosts)", "expected an array of {\"match\": regex, \"speed\": \"1Gf\"}");
+    for (std::size_t i = 0; i < j["hosts"].size(); i++) {
+      const auto& r = j["hosts"][i];
+      std::string w = where + " (hosts[" + std::to_string(i) + "])";
+      check_keys(r, {"match", "speed"}, w);
+      if (!r.contains("match") || !r["match"].is_string() || !r.contains("speed"))
+        throw InputError(w, "expected {\"match\": regex, \"speed\": \"1Gf\"}");
+      double s = quantity_field(r["speed"], Quantity::Speed, w);
+      if (!(s > 0))
+        throw InputError(w, "speed must be positive");
+      auto pat = r["match"].get<std::string>();
+      p.hosts_.push_back(HostRule{pat, compile(pat, w), s});
+    }
+  }
+  if (j.contains("links")) {
+    if (!j["links"].is_array())
+      throw InputError(where + " (links)", "expected an array of {\"match\": regex, \"bandwidth\": ..., \"latency\": ...}");
+    for (std::size_t i = 0; i < j["links"].size(); i++) {
+      const auto& r = j["links"][i];
+      std::string w = where + " (links[" + std::to_string(i) + "])";
+      check_keys(r, {"match", "bandwidth", "latency"}, w);
+      if (!r.contains("match") || !r["match"].is_string())
+        throw InputError(w, "expected {\"match\": regex, \"bandwidth\": \"10GBps\", \"latency\": \"1us\"}");
+      LinkRule rule{r["match"].get<std::string>(), compile(r["match"].get<std::string>(), w), {}, {}};
+      if (r.contains("bandwidth")) {
+        rule.bandwidth = quantity_field(r["bandwidth"], Quantity::Bandwidth, w);
+        if (!(*rule.bandwidth > 0))
+          throw InputError(w, "bandwidth must be positive");
+      }
+      if (r.contains("latency")) {
+        rule.latency = quantity_field(r["latency"], Quantity::Time, w);
+        if (*rule.latency < 0)
+          throw InputError(w, "latency must not be negative");
+      }
+      p.links_.push_back(std::move(rule));
+    }
+  }
+  if (j.contains("simgrid_config")) {
+    const auto& c = j["simgrid_config"];
+    if (!c.is_object())
+      throw InputError(where + " (simgrid_config)", "expected an object {\"network/latency-factor\": \"1\"}");
+    for (const auto& [k, v] : c.items())
+      p.config_[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  }
+  if (j.contains("rates")) {
+    const auto& rates = j["rates"];
+    if (!rates.is_object())
+      throw InputError(where + " (rates)", "expected an object {\"name\": {\"value\": 1e10, \"unit\": \"Bps\"}}");
+    for (const auto& [k, v] : rates.items()) {
+      std::string w = where + " (rates." + k + ")";
+      NamedRate r;
+      if (v.is_number()) {
+        r.value = v.get<double>();
+      } else {
+        check_keys(v, {"value", "unit", "doc"}, w);
+        if (!v.contains("value") || !v["value"].is_number())
+          throw InputError(w, "expected {\"value\": number, \"unit\": \"...\"}");
+        r.value = v["value"].get<double>();
+        if (v.contains("unit"))
+          r.unit = v["unit"].get<std::string>();
+        if (v.contains("doc"))
+          r.doc = v["doc"].get<std::string>();
+      }
+      p.rates_[k] = r;
+    }
+  }
+  return p;
+}
+
+std::optional<double> CalibrationProfile::host_speed(const std::string& host) const
+{
+  for (const auto& r : hosts_)
+    if (std::regex_match(host, r.re))
+      return r.speed;
+  return std::nullopt;
+}
+
+double CalibrationProfile::rate(const std::string& name) const
+{
+  auto it = rates_.find(name);
+  if (it == rates_.end())
+    throw InputError(path_.empty() ? "calibration profile" : path_,
+                     "no rate named '" + name + "'; the model needs it in \"rates\"");
+  return it->second.value;
+}
+
+double CalibrationProfile::rate_or(const std::string& name, double fallback) const
+{
+  auto it = rates_.find(name);
+  return it == rates_.end() ? fallback : it->second.value;
+}
+
+void CalibrationProfile::apply_to_platform() const
+{
+  auto* engine = simgrid::s4u::Engine::get_instance();
+  if (!hosts_.empty()) {
+    for (auto* h : engine->get_all_hosts()) {
+      auto speed = host_speed(h->get_name());
+      if (!speed)
+        continue;
+      // Sealed hosts cannot change their peak speed; a speed profile scaling the peak from
+      // time 0 on has the same effect on every execution.
+      double scale = *speed / h->get_speed();
+      std::ostringstream events;
+      events.precision(17);
+      events << "0 " << scale << "\n";
+      h->set_speed_profile(
+          simgrid::kernel::profile::ProfileBuilder::from_string("simcore-calibration-" + h->get_name(), events.str(), -1));
+    }
+  }
+  for (auto* l : engine->get_all_links()) {
+    for (const auto& r : links_) {
+      if (!std::regex_match(l->get_name(), r.re))
+        continue;
+      if (r.bandwidth)
+        l->set_bandwidth(*r.bandwidth);
+      if (r.latency)
+        l->set_latency(*r.latency);
+      break;
+    }
+  }
+}
+
+} // namespace simcore

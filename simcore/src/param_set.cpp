@@ -1,0 +1,219 @@
+#include "simcore/param_set.hpp"
+#include "simcore/error.hpp"
+#include "simcore/units.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace simcore {
+
+namespace {
+
+std::string trim(const std::string& s)
+{
+  auto b = s.find_first_not_of(" \t\r\n");
+  auto e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+std::string fmt(double v)
+{
+  std::ostringstream os;
+  os.precision(12);
+  os << v;
+  return os.str();
+}
+
+std::string range_text(const ParamSpec& spec)
+{
+  std::string u = spec.unit().empty() ? "" : " " + spec.unit();
+  if (spec.min && spec.max)
+    return "between " + fmt(*spec.min) + u + " and " + fmt(*spec.max) + u;
+  if (spec.min)
+    return "at least " + fmt(*spec.min) + u;
+  return "at most " + fmt(*spec.max) + u;
+}
+
+void check_range(const ParamSpec& spec, double v, const std::string& text, const std::string& where)
+{
+  if ((spec.min && v < *spec.min) || (spec.max && v > *spec.max))
+    throw InputError(where, "parameter '" + spec.name + "' = '" + text + "' is out of range; expected a value " +
+                                range_text(spec));
+}
+
+Quantity quantity_of(ParamType t)
+{
+  switch (t) {
+    case ParamType::Time: return Quantity::Time;
+    case ParamType::Size: return Quantity::Size;
+    case ParamType::Bandwidth: return Quantity::Bandwidth;
+    case ParamType::Speed: return Quantity::Speed;
+    default: return Quantity::Flops;
+  }
+}
+
+} // namespace
+
+ParamValue parse_param(const ParamSpec& spec, const std::string& raw, const std::string& where,
+                       const std::string& base_dir)
+{
+  const std::string text = trim(raw);
+  const std::string what = "parameter '" + spec.name + "'";
+  switch (spec.type) {
+    case ParamType::Integer: {
+      errno = 0;
+      char* end = nullptr;
+      long long v = std::strtoll(text.c_str(), &end, 10);
+      if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE)
+        throw InputError(where, what + " = '" + raw + "' is not an integer; expected a whole number such as 42");
+      check_range(spec, static_cast<double>(v), text, where);
+      return static_cast<std::int64_t>(v);
+    }
+    case ParamType::Real: {
+      char* end = nullptr;
+      double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
+        throw InputError(where, what + " = '" + raw + "' is not a number; expected a real number such as 0.5 or 1e-3");
+      check_range(spec, v, text, where);
+      return v;
+    }
+    case ParamType::Boolean: {
+      std::string t = text;
+      std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (t == "true" || t == "1" || t == "yes" || t == "on")
+        return true;
+      if (t == "false" || t == "0" || t == "no" || t == "off")
+        return false;
+      throw InputError(where, what + " = '" + raw + "' is not a boolean; expected true or false");
+    }
+    case ParamType::String:
+      return raw;
+    case ParamType::Choice: {
+      if (std::find(spec.choices.begin(), spec.choices.end(), text) != spec.choices.end())
+        return text;
+      std::string list;
+      for (const auto& c : spec.choices)
+        list += (list.empty() ? "" : ", ") + c;
+      throw InputError(where, what + " = '" + raw + "' is not allowed; expected one of: " + list);
+    }
+    case ParamType::File: {
+      if (text.empty())
+        throw InputError(where, what + " is empty; expected the path of an existing file");
+      fs::path p(text);
+      if (p.is_relative() && !base_dir.empty())
+        p = fs::path(base_dir) / p;
+      std::error_code ec;
+      if (!fs::is_regular_file(p, ec))
+        throw InputError(where, what + ": file '" + p.lexically_normal().string() +
+                                    "' does not exist; expected a path relative to the scenario file");
+      return fs::absolute(p).lexically_normal().string();
+    }
+    default: {
+      double v = parse_quantity(quantity_of(spec.type), text, where);
+      check_range(spec, v, text, where);
+      return v;
+    }
+  }
+}
+
+ParamSet::ParamSet(std::vector<ParamSpec> specs) : specs_(std::move(specs))
+{
+  for (const auto& s : specs_)
+    if (!s.required())
+      values_[s.name] = Entry{parse_param(s, s.default_value, "default of " + s.name, ""), s.default_value, "default"};
+}
+
+const ParamSpec& ParamSet::spec(const std::string& name) const
+{
+  for (const auto& s : specs_)
+    if (s.name == name)
+      return s;
+  throw InputError("unknown parameter '" + name + "'");
+}
+
+void ParamSet::set(const std::string& name, const std::string& text, const std::string& where,
+                   const std::string& base_dir)
+{
+  const ParamSpec* found = nullptr;
+  for (const auto& s : specs_)
+    if (s.name == name)
+      found = &s;
+  if (!found) {
+    std::string list;
+    for (const auto& s : specs_)
+      list += (list.empty() ? "" : ", ") + s.name;
+    throw InputError(where, "unknown parameter '" + name + "'; expected one of: " + (list.empty() ? "(none)" : list));
+  }
+  values_[name] = Entry{parse_param(*found, text, where, base_dir), text, where};
+}
+
+void ParamSet::check_complete(const std::string& where) const
+{
+  std::string missing;
+  for (const auto& s : specs_)
+    if (!values_.count(s.name))
+      missing += (missing.empty() ? "" : ", ") + s.name + " (" + to_string(s.type) + ")";
+  if (!missing.empty())
+    throw InputError(where, "missing required parameter(s): " + missing + "; expected <param name=\"...\" value=\"...\"/>");
+}
+
+const ParamSet::Entry& ParamSet::entry(const std::string& name) const
+{
+  auto it = values_.find(name);
+  if (it == values_.end())
+    throw InternalError("parameter '" + name + "' was not declared by the model or has no value");
+  return it->second;
+}
+
+std::int64_t ParamSet::get_int(const std::string& name) const
+{
+  const auto& v = entry(name).value;
+  if (auto p = std::get_if<std::int64_t>(&v))
+    return *p;
+  throw InternalError("parameter '" + name + "' is not an integer");
+}
+
+double ParamSet::get_double(const std::string& name) const
+{
+  const auto& v = entry(name).value;
+  if (auto p = std::get_if<double>(&v))
+    return *p;
+  if (auto p = std::get_if<std::int64_t>(&v))
+    return static_cast<double>(*p);
+  throw InternalError("parameter '" + name + "' is not numeric");
+}
+
+bool ParamSet::get_bool(const std::string& name) const
+{
+  const auto& v = entry(name).value;
+  if (auto p = std::get_if<bool>(&v))
+    return *p;
+  throw InternalError("parameter '" + name + "' is not a boolean");
+}
+
+const std::string& ParamSet::get_string(const std::string& name) const
+{
+  const auto& v = entry(name).value;
+  if (auto p = std::get_if<std::string>(&v))
+    return *p;
+  throw InternalError("parameter '" + name + "' is not a string");
+}
+
+const std::string& ParamSet::origin(const std::string& name) const { return entry(name).origin; }
+const std::string& ParamSet::text(const std::string& name) const { return entry(name).text; }
+
+nlohmann::json ParamSet::to_json() const
+{
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, e] : values_)
+    std::visit([&j, &n = name](const auto& v) { j[n] = v; }, e.value);
+  return j;
+}
+
+} // namespace simcore

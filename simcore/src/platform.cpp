@@ -1,0 +1,121 @@
+#include "simcore/platform.hpp"
+#include "simcore/error.hpp"
+
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace simcore {
+
+void load_platform(simgrid::s4u::Engine& engine, const std::string& path)
+{
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw InputError(path, "platform file does not exist; expected a SimGrid XML platform (DTD 4.1)");
+  try {
+    engine.load_platform(path);
+  } catch (const simgrid::ParseError& e) {
+    // SimGrid reports "Parse error at FILE:LINE: what".
+    std::string msg = e.what();
+    const std::string prefix = "Parse error at ";
+    if (msg.rfind(prefix, 0) == 0) {
+      msg = msg.substr(prefix.size());
+      auto sep = msg.find(": ");
+      if (sep != std::string::npos)
+        throw InputError(msg.substr(0, sep), "invalid platform: " + msg.substr(sep + 2));
+    }
+    throw InputError(path, "invalid platform: " + msg);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(path, std::string("invalid platform: ") + e.what());
+  } catch (const simgrid::Exception& e) {
+    throw InputError(path, std::string("invalid platform: ") + e.what());
+  }
+}
+
+namespace {
+
+const char* sharing_name(simgrid::s4u::Link::SharingPolicy p)
+{
+  using P = simgrid::s4u::Link::SharingPolicy;
+  switch (p) {
+    case P::SHARED: return "shared";
+    case P::SPLITDUPLEX: return "splitduplex";
+    case P::FATPIPE: return "fatpipe";
+    case P::NONLINEAR: return "nonlinear";
+    case P::WIFI: return "wifi";
+    default: return "other";
+  }
+}
+
+nlohmann::ordered_json describe_zone(const simgrid::s4u::NetZone* z)
+{
+  nlohmann::ordered_json j;
+  j["name"] = z->get_name();
+  auto hosts = z->get_all_hosts();
+  j["hosts"] = hosts.size();
+  auto children = z->get_children();
+  std::sort(children.begin(), children.end(), [](auto a, auto b) { return a->get_name() < b->get_name(); });
+  j["zones"] = nlohmann::ordered_json::array();
+  for (const auto* c : children)
+    j["zones"].push_back(describe_zone(c));
+  return j;
+}
+
+} // namespace
+
+nlohmann::ordered_json describe_platform(const simgrid::s4u::Engine& engine)
+{
+  nlohmann::ordered_json j;
+  auto hosts = engine.get_all_hosts();
+  std::sort(hosts.begin(), hosts.end(), [](auto a, auto b) { return a->get_name() < b->get_name(); });
+  auto links = engine.get_all_links();
+  std::sort(links.begin(), links.end(), [](auto a, auto b) { return a->get_name() < b->get_name(); });
+
+  long cores = 0;
+  double speed = 0;
+  j["hosts"] = nlohmann::ordered_json::array();
+  for (const auto* h : hosts) {
+    nlohmann::ordered_json hj;
+    hj["name"] = h->get_name();
+    hj["speed"] = h->get_speed();
+    hj["cores"] = h->get_core_count();
+    hj["zone"] = h->get_englobing_zone()->get_name();
+    j["hosts"].push_back(hj);
+    cores += h->get_core_count();
+    speed += h->get_speed() * h->get_core_count();
+  }
+  double bw = 0;
+  j["links"] = nlohmann::ordered_json::array();
+  for (const auto* l : links) {
+    nlohmann::ordered_json lj;
+    lj["name"] = l->get_name();
+    lj["bandwidth"] = l->get_bandwidth();
+    lj["latency"] = l->get_latency();
+    lj["sharing"] = sharing_name(l->get_sharing_policy());
+    j["links"].push_back(lj);
+    bw += l->get_bandwidth();
+  }
+  j["zones"] = describe_zone(engine.get_netzone_root());
+  nlohmann::ordered_json totals;
+  totals["hosts"] = hosts.size();
+  totals["cores"] = cores;
+  totals["speed"] = speed;
+  totals["links"] = links.size();
+  totals["link_bandwidth"] = bw;
+  std::size_t zones = 0;
+  std::function<void(const simgrid::s4u::NetZone*)> count = [&](const simgrid::s4u::NetZone* z) {
+    zones++;
+    for (const auto* c : z->get_children())
+      count(c);
+  };
+  count(engine.get_netzone_root());
+  totals["zones"] = zones;
+  j["totals"] = totals;
+  return j;
+}
+
+} // namespace simcore

@@ -1,0 +1,165 @@
+#include "simcore/result_writer.hpp"
+#include "simcore/error.hpp"
+
+#include <hdf5.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace simcore {
+
+namespace {
+
+/** Closes an HDF5 handle at scope exit. */
+class H5Handle {
+public:
+  H5Handle(hid_t id, herr_t (*close)(hid_t), const char* what) : id_(id), close_(close)
+  {
+    if (id_ < 0)
+      throw InternalError(std::string("HDF5: cannot create ") + what);
+  }
+  ~H5Handle()
+  {
+    if (id_ >= 0)
+      close_(id_);
+  }
+  H5Handle(const H5Handle&) = delete;
+  H5Handle& operator=(const H5Handle&) = delete;
+  operator hid_t() const { return id_; }
+
+private:
+  hid_t id_;
+  herr_t (*close_)(hid_t);
+};
+
+void check(herr_t rc, const std::string& what)
+{
+  if (rc < 0)
+    throw InternalError("HDF5: " + what + " failed");
+}
+
+void write_string_attribute(hid_t obj, const std::string& name, const std::string& value)
+{
+  // Variable-length UTF-8: h5py reads it as str, not bytes.
+  H5Handle type(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
+  check(H5Tset_size(type, H5T_VARIABLE), "H5Tset_size");
+  check(H5Tset_cset(type, H5T_CSET_UTF8), "H5Tset_cset");
+  H5Handle space(H5Screate(H5S_SCALAR), H5Sclose, "dataspace");
+  H5Handle attr(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose, "attribute");
+  const char* ptr = value.c_str();
+  check(H5Awrite(attr, type, &ptr), "H5Awrite " + name);
+}
+
+void write_table(hid_t file, const Table& t)
+{
+  const std::size_t ncols = t.columns().size();
+  const std::size_t rows = t.rows();
+  const std::size_t row_size = 8 * ncols;
+  H5Handle type(H5Tcreate(H5T_COMPOUND, row_size == 0 ? 8 : row_size), H5Tclose, "compound type");
+  std::vector<unsigned char> data(std::max<std::size_t>(1, rows * row_size));
+  for (std::size_t c = 0; c < ncols; c++) {
+    const Column& col = t.columns()[c];
+    const std::size_t off = 8 * c;
+    if (auto d = std::get_if<std::vector<double>>(&col.values)) {
+      check(H5Tinsert(type, col.name.c_str(), off, H5T_NATIVE_DOUBLE), "H5Tinsert");
+      for (std::size_t r = 0; r < rows; r++)
+        std::memcpy(&data[r * row_size + off], &(*d)[r], 8);
+    } else {
+      const auto& v = std::get<std::vector<std::int64_t>>(col.values);
+      check(H5Tinsert(type, col.name.c_str(), off, H5T_NATIVE_INT64), "H5Tinsert");
+      for (std::size_t r = 0; r < rows; r++)
+        std::memcpy(&data[r * row_size + off], &v[r], 8);
+    }
+  }
+  hsize_t dims[1] = {rows};
+  H5Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace");
+  H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "property list");
+  check(H5Pset_obj_track_times(dcpl, false), "H5Pset_obj_track_times");
+  H5Handle ds(H5Dcreate2(file, t.name().c_str(), type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose,
+              ("dataset " + t.name()).c_str());
+  if (rows > 0 && ncols > 0)
+    check(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), "H5Dwrite " + t.name());
+  std::string units;
+  for (const auto& col : t.columns()) {
+    write_string_attribute(ds, "unit:" + col.name, col.unit);
+    units += (units.empty() ? "" : ",") + col.name + "=" + col.unit;
+  }
+  write_string_attribute(ds, "units", units);
+  if (!t.doc().empty())
+    write_string_attribute(ds, "doc", t.doc());
+}
+
+std::string temp_name(const fs::path& path)
+{
+  return path.string() + ".tmp." + std::to_string(::getpid());
+}
+
+} // namespace
+
+void write_trace_h5(const std::string& path, const Results& results)
+{
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  H5Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose, "file property list");
+  check(H5Pset_obj_track_times(fcpl, false), "H5Pset_obj_track_times");
+  H5Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), H5Fclose, ("file " + path).c_str());
+  write_string_attribute(file, "schema", "simcore-trace/1");
+  for (const auto& t : results.tables())
+    write_table(file, t);
+  check(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+}
+
+void write_file_atomically(const std::string& path, const std::string& text)
+{
+  const std::string tmp = temp_name(path);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw InternalError("cannot write " + tmp);
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw InternalError("cannot rename " + tmp + " to " + path + ": " + ec.message());
+  }
+}
+
+void write_results(const std::string& dir, const nlohmann::ordered_json& summary, const Results& results,
+                   bool with_trace)
+{
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw InputError(dir, "cannot create the output folder (" + ec.message() + "); expected a writable path");
+  const fs::path summary_path = fs::path(dir) / "summary.json";
+  const fs::path trace_path = fs::path(dir) / "trace.h5";
+  // Without summary.json a folder never looks like a complete result.
+  fs::remove(summary_path, ec);
+  fs::remove(trace_path, ec);
+  if (with_trace) {
+    const std::string tmp = temp_name(trace_path);
+    try {
+      write_trace_h5(tmp, results);
+    } catch (...) {
+      fs::remove(tmp, ec);
+      throw;
+    }
+    fs::rename(tmp, trace_path, ec);
+    if (ec) {
+      fs::remove(tmp, ec);
+      throw InternalError("cannot rename " + tmp + ": " + ec.message());
+    }
+  }
+  write_file_atomically(summary_path.string(), summary.dump(2) + "\n");
+}
+
+} // namespace simcore

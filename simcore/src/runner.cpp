@@ -1,0 +1,317 @@
+#include "simcore/runner.hpp"
+#include "simcore/calibration_profile.hpp"
+#include "simcore/error.hpp"
+#include "simcore/model.hpp"
+#include "simcore/model_registry.hpp"
+#include "simcore/platform.hpp"
+#include "simcore/result_writer.hpp"
+#include "simcore/results.hpp"
+#include "simcore/sim_context.hpp"
+#include "simcore/version.hpp"
+
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/version.h>
+#include <xbt/log.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+XBT_LOG_NEW_DEFAULT_SUBCATEGORY(simcore_runner, simcore, "running scenarios");
+
+namespace simcore {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/** Prints "simulated X s, wall Y s" on stderr, at most twice a second, once the run took
+ *  longer than two seconds. */
+class ProgressLine {
+public:
+  explicit ProgressLine(Progress mode)
+  {
+    tty_ = ::isatty(STDERR_FILENO) != 0;
+    enabled_ = mode == Progress::Always || (mode == Progress::Auto && tty_);
+    start_ = Clock::now();
+    next_ = start_ + std::chrono::seconds(2);
+  }
+  void update(double sim_time)
+  {
+    if (!enabled_ || ++calls_ % 64 != 0)
+      return;
+    auto now = Clock::now();
+    if (now < next_)
+      return;
+    next_ = now + std::chrono::milliseconds(tty_ ? 500 : 5000);
+    double wall = std::chrono::duration<double>(now - start_).count();
+    std::fprintf(stderr, "%ssimcore: simulated time %.6g s, wall time %.1f s%s", tty_ ? "\r" : "", sim_time, wall,
+                 tty_ ? "   " : "\n");
+    std::fflush(stderr);
+    printed_ = true;
+  }
+  void finish()
+  {
+    if (printed_ && tty_)
+      std::fputc('\n', stderr);
+  }
+
+private:
+  bool enabled_ = false;
+  bool tty_ = false;
+  bool printed_ = false;
+  unsigned long calls_ = 0;
+  Clock::time_point start_;
+  Clock::time_point next_;
+};
+
+ProgressLine* g_progress = nullptr;
+bool g_deadlock = false;
+
+std::string simgrid_version_string()
+{
+  int major = 0, minor = 0, patch = 0;
+  sg_version_get(&major, &minor, &patch);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+long peak_memory_bytes()
+{
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss * 1024L; // Linux reports KiB
+}
+
+nlohmann::ordered_json tables_json(const Results& results)
+{
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& t : results.tables()) {
+    nlohmann::ordered_json cols = nlohmann::ordered_json::object();
+    for (const auto& c : t.columns())
+      cols[c.name] = c.unit;
+    j[t.name()] = {{"rows", t.rows()}, {"columns", cols}};
+  }
+  return j;
+}
+
+void set_simgrid_config(const std::string& name, const std::string& value, const std::string& where)
+{
+  try {
+    simgrid::s4u::Engine::set_config(name + ":" + value);
+  } catch (const std::exception& e) {
+    throw InputError(where, "SimGrid configuration '" + name + "' = '" + value + "' is not accepted (" + e.what() +
+                                "); expected an item listed by SimGrid's --help-cfg");
+  }
+}
+
+} // namespace
+
+namespace {
+
+/** Everything up to the start of the simulation: engine, configuration, platform,
+ *  calibration, model actors. */
+struct Prepared {
+  CalibrationProfile profile;
+  std::vector<std::string> args;
+  std::vector<char*> argv;
+  int argc = 0;
+  std::unique_ptr<simgrid::s4u::Engine> engine;
+  std::unique_ptr<SimContext> ctx;
+  std::unique_ptr<Model> model;
+};
+
+void prepare(Prepared& p, const Scenario& scenario, const RunOptions& options)
+{
+  // The profile is read before the engine exists, so its errors come first and cheaply.
+  if (!scenario.calibration_path().empty())
+    p.profile = CalibrationProfile::load(scenario.calibration_path());
+
+  p.args = {"simcore", "--log=xbt_cfg.thres:warning"};
+  p.args.insert(p.args.end(), options.simgrid_args.begin(), options.simgrid_args.end());
+  for (auto& a : p.args)
+    p.argv.push_back(a.data());
+  p.argv.push_back(nullptr);
+  p.argc = static_cast<int>(p.args.size());
+  p.engine = std::make_unique<simgrid::s4u::Engine>(&p.argc, p.argv.data());
+
+  for (const auto& [k, v] : p.profile.config())
+    set_simgrid_config(k, v, p.profile.path());
+  for (const auto& [k, v] : scenario.simgrid_config())
+    set_simgrid_config(k, v, scenario.path());
+
+  load_platform(*p.engine, scenario.platform_path());
+  p.profile.apply_to_platform();
+
+  p.ctx = std::make_unique<SimContext>(*p.engine, scenario, p.profile);
+  p.model = scenario.model().factory();
+  p.model->setup(*p.ctx);
+}
+
+} // namespace
+
+void validate_scenario(const Scenario& scenario, const RunOptions& options)
+{
+  Prepared p;
+  prepare(p, scenario, options);
+}
+
+nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& options)
+{
+  const auto wall_start = Clock::now();
+  Prepared p;
+  prepare(p, scenario, options);
+  auto& engine = *p.engine;
+  auto& profile = p.profile;
+  auto& ctx = *p.ctx;
+  auto& model = p.model;
+
+  ProgressLine progress(options.progress);
+  g_progress = &progress;
+  g_deadlock = false;
+  simgrid::s4u::Engine::on_time_advance_cb([](double) {
+    if (g_progress)
+      g_progress->update(simgrid::s4u::Engine::get_clock());
+  });
+  simgrid::s4u::Engine::on_deadlock_cb([]() { g_deadlock = true; });
+  const auto sim_start = Clock::now();
+  try {
+    engine.run();
+  } catch (const InputError&) {
+    g_progress = nullptr;
+    throw;
+  } catch (const simgrid::Exception& e) {
+    g_progress = nullptr;
+    throw InternalError(std::string("simulation failed: ") + e.what());
+  }
+  progress.finish();
+  g_progress = nullptr;
+  if (g_deadlock)
+    throw InternalError("simulation deadlocked at t=" + std::to_string(simgrid::s4u::Engine::get_clock()) +
+                        " s: actors were still waiting on each other (a bug of model '" + scenario.model_name() + "')");
+  const double sim_wall = std::chrono::duration<double>(Clock::now() - sim_start).count();
+
+  Results results;
+  model->report(ctx, results);
+
+  nlohmann::ordered_json summary;
+  summary["simcore_version"] = SIMCORE_VERSION;
+  summary["simgrid_version"] = simgrid_version_string();
+  summary["scenario"] = {{"path", scenario.path()},
+                         {"sha256", scenario.sha256()},
+                         {"description", scenario.description()},
+                         {"model", scenario.model_name()},
+                         {"platform", scenario.platform_path()},
+                         {"calibration", scenario.calibration_path()}};
+  summary["seed"] = scenario.seed();
+  summary["parameters"] = scenario.params().to_json();
+  nlohmann::ordered_json config = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : profile.config())
+    config[k] = v;
+  for (const auto& [k, v] : scenario.simgrid_config())
+    config[k] = v;
+  summary["simgrid_config"] = config;
+  summary["simulated_time"] = simgrid::s4u::Engine::get_clock();
+  summary["metrics"] = results.metrics();
+  summary["metric_units"] = results.metric_units();
+  summary["tables"] = tables_json(results);
+  const std::string out = scenario.output_dir();
+  summary["outputs"] = {{"dir", std::filesystem::absolute(out).lexically_normal().string()},
+                        {"summary", "summary.json"},
+                        {"trace", scenario.write_trace() ? "trace.h5" : ""}};
+  summary["wall_time"] = std::chrono::duration<double>(Clock::now() - wall_start).count();
+  summary["simulation_wall_time"] = sim_wall;
+  summary["peak_memory_bytes"] = peak_memory_bytes();
+  XBT_DEBUG("writing results into %s", out.c_str());
+  write_results(out, summary, results, scenario.write_trace());
+  return summary;
+}
+
+std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios, int jobs, const RunOptions& options)
+{
+  if (jobs < 1)
+    jobs = 1;
+  struct Running {
+    pid_t pid;
+    int fd;
+    std::size_t index;
+  };
+  std::vector<ChildOutcome> outcomes(scenarios.size());
+  std::vector<Running> running;
+  std::size_t next = 0;
+
+  auto reap = [&](Running& r, int status) {
+    std::string msg;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(r.fd, buf, sizeof buf)) > 0)
+      msg.append(buf, static_cast<std::size_t>(n));
+    ::close(r.fd);
+    ChildOutcome& o = outcomes[r.index];
+    if (WIFEXITED(status))
+      o.exit_code = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status))
+      o.exit_code = 128 + WTERMSIG(status);
+    else
+      o.exit_code = kExitInternal;
+    if (o.exit_code != 0)
+      o.error = msg.empty() ? "child process ended with status " + std::to_string(o.exit_code) : msg;
+  };
+
+  while (next < scenarios.size() || !running.empty()) {
+    while (next < scenarios.size() && static_cast<int>(running.size()) < jobs) {
+      int fds[2];
+      if (::pipe(fds) != 0)
+        throw InternalError("pipe() failed");
+      std::fflush(nullptr);
+      pid_t pid = ::fork();
+      if (pid < 0)
+        throw InternalError("fork() failed");
+      if (pid == 0) {
+        ::close(fds[0]);
+        int code = kExitOk;
+        std::string error;
+        try {
+          run_scenario(scenarios[next], options);
+        } catch (const InputError& e) {
+          code = kExitBadInput;
+          error = e.what();
+        } catch (const std::exception& e) {
+          code = kExitInternal;
+          error = e.what();
+        }
+        if (error.size() > 16000)
+          error.resize(16000);
+        if (!error.empty() && ::write(fds[1], error.data(), error.size()) < 0)
+          code = kExitInternal;
+        ::close(fds[1]);
+        std::fflush(nullptr);
+        ::_exit(code);
+      }
+      ::close(fds[1]);
+      outcomes[next].output_dir = scenarios[next].output_dir();
+      running.push_back(Running{pid, fds[0], next});
+      next++;
+    }
+    bool reaped = false;
+    for (auto it = running.begin(); it != running.end();) {
+      int status = 0;
+      pid_t rc = ::waitpid(it->pid, &status, WNOHANG);
+      if (rc == it->pid) {
+        reap(*it, status);
+        it = running.erase(it);
+        reaped = true;
+      } else {
+        ++it;
+      }
+    }
+    if (!reaped && !running.empty())
+      ::usleep(2000);
+  }
+  return outcomes;
+}
+
+} // namespace simcore

@@ -1,0 +1,225 @@
+#include "simcore/scenario.hpp"
+#include "simcore/error.hpp"
+#include "simcore/model_registry.hpp"
+
+#include <openssl/evp.h>
+#include <pugixml.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace simcore {
+
+namespace {
+
+std::string sha256_hex(const std::string& bytes)
+{
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr) != 1)
+    throw InternalError("SHA-256 failed");
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; i++) {
+    out += hex[md[i] >> 4];
+    out += hex[md[i] & 15];
+  }
+  return out;
+}
+
+/** Locates XML nodes as "file:line" from their byte offset. */
+class Locator {
+public:
+  Locator(std::string file, const std::string& text) : file_(std::move(file))
+  {
+    for (std::size_t i = 0; i < text.size(); i++)
+      if (text[i] == '\n')
+        newlines_.push_back(i);
+  }
+  std::string at_offset(std::ptrdiff_t offset) const
+  {
+    if (offset < 0)
+      return file_;
+    auto line = std::upper_bound(newlines_.begin(), newlines_.end(), static_cast<std::size_t>(offset)) -
+                newlines_.begin() + 1;
+    return file_ + ":" + std::to_string(line);
+  }
+  std::string at(const pugi::xml_node& n) const { return at_offset(n.offset_debug()); }
+  const std::string& file() const { return file_; }
+
+private:
+  std::string file_;
+  std::vector<std::size_t> newlines_;
+};
+
+void check_attributes(const pugi::xml_node& n, const std::set<std::string>& allowed, const Locator& loc)
+{
+  for (const auto& a : n.attributes())
+    if (!allowed.count(a.name())) {
+      std::string list;
+      for (const auto& s : allowed)
+        list += (list.empty() ? "" : ", ") + s;
+      throw InputError(loc.at(n), "<" + std::string(n.name()) + "> has unknown attribute '" + a.name() +
+                                      "'; expected: " + list);
+    }
+}
+
+std::string required_attribute(const pugi::xml_node& n, const char* name, const Locator& loc)
+{
+  auto a = n.attribute(name);
+  if (!a || std::string(a.value()).empty())
+    throw InputError(loc.at(n), "<" + std::string(n.name()) + "> needs attribute " + name + "=\"...\"");
+  return a.value();
+}
+
+std::string existing_file(const std::string& value, const std::string& base_dir, const std::string& what,
+                          const std::string& where)
+{
+  fs::path p(value);
+  if (p.is_relative())
+    p = fs::path(base_dir) / p;
+  p = p.lexically_normal();
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec))
+    throw InputError(where, what + " file '" + p.string() +
+                                "' does not exist; expected a path relative to the scenario file");
+  return p.string();
+}
+
+std::uint64_t parse_seed(const std::string& text, const std::string& where)
+{
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text[0] == '-' || end != text.c_str() + text.size() || errno == ERANGE)
+    throw InputError(where, "seed '" + text + "' is not valid; expected a non-negative integer below 2^64");
+  return v;
+}
+
+} // namespace
+
+Scenario Scenario::load(const std::string& path_arg)
+{
+  Scenario sc;
+  std::error_code ec;
+  fs::path path = fs::absolute(path_arg, ec).lexically_normal();
+  std::ifstream in(path, std::ios::binary);
+  if (!in || fs::is_directory(path, ec))
+    throw InputError(path_arg, "cannot read the scenario file; expected an existing XML file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string text = buf.str();
+  const Locator loc(path_arg, text);
+
+  pugi::xml_document doc;
+  pugi::xml_parse_result res = doc.load_buffer(text.data(), text.size(), pugi::parse_default | pugi::parse_comments);
+  if (!res)
+    throw InputError(loc.at_offset(res.offset), std::string("malformed XML (") + res.description() +
+                                                    "); expected a <scenario> document");
+  pugi::xml_node root = doc.document_element();
+  if (std::string(root.name()) != "scenario")
+    throw InputError(loc.at(root), "root element is <" + std::string(root.name()) + ">; expected <scenario>");
+  check_attributes(root, {"model", "seed"}, loc);
+
+  sc.path_ = path.string();
+  sc.base_dir_ = path.parent_path().string();
+  sc.sha256_ = sha256_hex(text);
+  sc.model_ = required_attribute(root, "model", loc);
+  const ModelInfo* info = ModelRegistry::instance().find(sc.model_);
+  if (!info) {
+    std::string list;
+    for (const auto* m : ModelRegistry::instance().all())
+      list += (list.empty() ? "" : ", ") + m->name;
+    throw InputError(loc.at(root), "unknown model '" + sc.model_ + "'; expected one of: " + list);
+  }
+  if (auto a = root.attribute("seed"))
+    sc.seed_ = parse_seed(a.value(), loc.at(root));
+  sc.params_ = ParamSet(info->params);
+
+  std::set<std::string> seen_params;
+  bool have_platform = false;
+  for (const auto& n : root.children()) {
+    if (n.type() != pugi::node_element)
+      continue;
+    const std::string tag = n.name();
+    const std::string where = loc.at(n);
+    if (tag == "description") {
+      check_attributes(n, {}, loc);
+      sc.description_ = n.text().get();
+    } else if (tag == "platform") {
+      check_attributes(n, {"file"}, loc);
+      if (have_platform)
+        throw InputError(where, "second <platform>; expected exactly one");
+      sc.platform_ = existing_file(required_attribute(n, "file", loc), sc.base_dir_, "platform", where);
+      have_platform = true;
+    } else if (tag == "calibration") {
+      check_attributes(n, {"file"}, loc);
+      if (!sc.calibration_.empty())
+        throw InputError(where, "second <calibration>; expected at most one");
+      sc.calibration_ = existing_file(required_attribute(n, "file", loc), sc.base_dir_, "calibration", where);
+    } else if (tag == "param") {
+      check_attributes(n, {"name", "value"}, loc);
+      std::string name = required_attribute(n, "name", loc);
+      if (!n.attribute("value"))
+        throw InputError(where, "<param name=\"" + name + "\"> needs attribute value=\"...\"");
+      if (!seen_params.insert(name).second)
+        throw InputError(where, "parameter '" + name + "' is given twice; expected each parameter at most once");
+      sc.params_.set(name, n.attribute("value").value(), where, sc.base_dir_);
+    } else if (tag == "config") {
+      check_attributes(n, {"name", "value"}, loc);
+      std::string name = required_attribute(n, "name", loc);
+      if (!n.attribute("value"))
+        throw InputError(where, "<config name=\"" + name + "\"> needs attribute value=\"...\"");
+      sc.config_.emplace_back(name, n.attribute("value").value());
+    } else if (tag == "output") {
+      check_attributes(n, {"dir", "trace"}, loc);
+      if (auto a = n.attribute("dir"))
+        sc.output_dir_ = a.value();
+      if (auto a = n.attribute("trace")) {
+        std::string t = a.value();
+        if (t != "true" && t != "false")
+          throw InputError(where, "<output trace=\"" + t + "\"> is not valid; expected true or false");
+        sc.write_trace_ = (t == "true");
+      }
+    } else {
+      throw InputError(where, "unknown element <" + tag +
+                                  ">; expected <description>, <platform>, <calibration>, <param>, <config> or <output>");
+    }
+  }
+  if (!have_platform)
+    throw InputError(loc.at(root), "no <platform file=\"...\"/>; expected exactly one");
+  sc.params_.check_complete(loc.at(root));
+  if (sc.output_dir_.empty())
+    sc.output_dir_ = (fs::path("results") / path.stem()).string();
+  return sc;
+}
+
+const ModelInfo& Scenario::model() const
+{
+  const ModelInfo* info = ModelRegistry::instance().find(model_);
+  if (!info)
+    throw InternalError("model '" + model_ + "' vanished from the registry");
+  return *info;
+}
+
+void Scenario::set(const std::string& name, const std::string& value, const std::string& where)
+{
+  params_.set(name, value, where, fs::current_path().string());
+}
+
+void Scenario::set_assignment(const std::string& assignment)
+{
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError("--set " + assignment, "expected name=value");
+  set(assignment.substr(0, eq), assignment.substr(eq + 1), "--set " + assignment);
+}
+
+} // namespace simcore

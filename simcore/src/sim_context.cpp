@@ -1,0 +1,37 @@
+#include "simcore/sim_context.hpp"
+#include "simcore/error.hpp"
+#include "simcore/scenario.hpp"
+
+#include <algorithm>
+
+namespace simcore {
+
+SimContext::SimContext(simgrid::s4u::Engine& engine, const Scenario& scenario, const CalibrationProfile& profile)
+    : engine_(engine), scenario_(scenario), profile_(profile), streams_(scenario.seed())
+{
+}
+
+const ParamSet& SimContext::params() const { return scenario_.params(); }
+
+std::vector<simgrid::s4u::Host*> SimContext::hosts_sorted() const
+{
+  auto hosts = engine_.get_all_hosts();
+  std::sort(hosts.begin(), hosts.end(), [](auto a, auto b) { return a->get_name() < b->get_name(); });
+  return hosts;
+}
+
+simgrid::s4u::Host* SimContext::host(const std::string& name, const std::string& param) const
+{
+  auto* h = engine_.host_by_name_or_null(name);
+  if (!h)
+    throw InputError(scenario_.path(), "parameter '" + param + "' names host '" + name +
+                                           "', which the platform " + scenario_.platform_path() + " does not have");
+  return h;
+}
+
+double SimContext::host_speed(const simgrid::s4u::Host* host) const
+{
+  return profile_.host_speed(host->get_name()).value_or(host->get_speed());
+}
+
+} // namespace simcore

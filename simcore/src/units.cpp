@@ -1,0 +1,96 @@
+#include "simcore/units.hpp"
+#include "simcore/error.hpp"
+
+#include <simgrid/Exception.hpp>
+#include <xbt/parse_units.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace simcore {
+
+const char* base_unit(Quantity q)
+{
+  switch (q) {
+    case Quantity::Time: return "s";
+    case Quantity::Size: return "B";
+    case Quantity::Bandwidth: return "Bps";
+    case Quantity::Speed: return "flop/s";
+    case Quantity::Flops: return "flop";
+  }
+  return "";
+}
+
+const char* unit_examples(Quantity q)
+{
+  switch (q) {
+    case Quantity::Time: return "a time such as 1us, 2.5ms, 3s, 1h";
+    case Quantity::Size: return "a size such as 512B, 4kB, 4KiB, 1GB";
+    case Quantity::Bandwidth: return "a bandwidth such as 10GBps, 100Mbps, 1.25GBps";
+    case Quantity::Speed: return "a speed such as 1Gf, 2.5Tf (flop/s)";
+    case Quantity::Flops: return "an amount of work such as 1Gf, 2.5Tf (flop)";
+  }
+  return "";
+}
+
+namespace {
+bool parse_plain_number(const std::string& text, double& out)
+{
+  if (text.empty())
+    return false;
+  char* end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size() && std::isfinite(out);
+}
+} // namespace
+
+double parse_quantity(Quantity q, const std::string& text, const std::string& where)
+{
+  double plain;
+  if (parse_plain_number(text, plain))
+    return plain; // bare numbers are in base units (SimGrid would only warn)
+  try {
+    // SimGrid formats its errors from (file, line); we put our own location first instead.
+    switch (q) {
+      case Quantity::Time: return xbt_parse_get_time("", 0, text, "");
+      case Quantity::Size: return xbt_parse_get_size("", 0, text, "");
+      case Quantity::Bandwidth: return xbt_parse_get_bandwidth("", 0, text, "");
+      case Quantity::Speed:
+      case Quantity::Flops: return xbt_parse_get_speed("", 0, text, "");
+    }
+  } catch (const simgrid::ParseError& e) {
+    std::string why = e.what();
+    auto pos = why.find(": ");
+    if (pos != std::string::npos && why.rfind("Parse error", 0) == 0)
+      why = why.substr(pos + 2);
+    throw InputError(where, "'" + text + "' is not valid (" + why + "); expected " + unit_examples(q));
+  }
+  throw InternalError("unknown quantity");
+}
+
+std::string format_quantity(Quantity q, double value)
+{
+  static const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  const char* unit = base_unit(q);
+  char buf[64];
+  if (q == Quantity::Time) {
+    if (value != 0 && std::fabs(value) < 1e-3)
+      std::snprintf(buf, sizeof buf, "%.4g us", value * 1e6);
+    else if (value != 0 && std::fabs(value) < 1)
+      std::snprintf(buf, sizeof buf, "%.4g ms", value * 1e3);
+    else
+      std::snprintf(buf, sizeof buf, "%.6g s", value);
+    return buf;
+  }
+  int p = 0;
+  double v = value;
+  while (std::fabs(v) >= 1000 && p < 6) {
+    v /= 1000;
+    p++;
+  }
+  std::snprintf(buf, sizeof buf, "%.4g %s%s", v, prefixes[p], unit);
+  return buf;
+}
+
+} // namespace simcore
