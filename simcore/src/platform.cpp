@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 
 namespace simcore {
 
@@ -55,8 +56,13 @@ nlohmann::ordered_json describe_zone(const simgrid::s4u::NetZone* z)
 {
   nlohmann::ordered_json j;
   j["name"] = z->get_name();
-  auto hosts = z->get_all_hosts();
-  j["hosts"] = hosts.size();
+  std::function<std::size_t(const simgrid::s4u::NetZone*)> count_hosts = [&](const simgrid::s4u::NetZone* zone) {
+    std::size_t n = zone->get_all_hosts().size();
+    for (const auto* c : zone->get_children())
+      n += count_hosts(c);
+    return n;
+  };
+  j["hosts"] = count_hosts(z); // including sub-zones
   auto children = z->get_children();
   std::sort(children.begin(), children.end(), [](auto a, auto b) { return a->get_name() < b->get_name(); });
   j["zones"] = nlohmann::ordered_json::array();

@@ -15,6 +15,7 @@
 #include <xbt/log.h>
 
 #include <chrono>
+#include <exception>
 #include <cstdio>
 #include <filesystem>
 #include <sys/resource.h>
@@ -112,6 +113,29 @@ void set_simgrid_config(const std::string& name, const std::string& value, const
 
 namespace {
 
+/** An exception escaping an actor that was not created through SimContext::create_actor
+ *  ends the process; make it end with our exit codes and a one-line message. */
+[[noreturn]] void on_uncaught_exception()
+{
+  int code = kExitInternal;
+  std::string what = "unknown exception";
+  if (auto e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const InputError& ex) {
+      code = kExitBadInput;
+      what = ex.what();
+    } catch (const std::exception& ex) {
+      what = ex.what();
+    } catch (...) {
+    }
+  }
+  std::fprintf(stderr, "simcore: %s: %s\n", code == kExitBadInput ? "error" : "internal error (uncaught in an actor)",
+               what.c_str());
+  std::fflush(nullptr);
+  ::_exit(code);
+}
+
 /** Everything up to the start of the simulation: engine, configuration, platform,
  *  calibration, model actors. */
 struct Prepared {
@@ -137,6 +161,7 @@ void prepare(Prepared& p, const Scenario& scenario, const RunOptions& options)
   p.argv.push_back(nullptr);
   p.argc = static_cast<int>(p.args.size());
   p.engine = std::make_unique<simgrid::s4u::Engine>(&p.argc, p.argv.data());
+  std::set_terminate(on_uncaught_exception); // after SimGrid installed its own
 
   for (const auto& [k, v] : p.profile.config())
     set_simgrid_config(k, v, p.profile.path());
@@ -189,6 +214,15 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   }
   progress.finish();
   g_progress = nullptr;
+  if (auto failure = ctx.actor_failure()) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw InternalError(std::string("model '") + scenario.model_name() + "' failed: " + e.what());
+    }
+  }
   if (g_deadlock)
     throw InternalError("simulation deadlocked at t=" + std::to_string(simgrid::s4u::Engine::get_clock()) +
                         " s: actors were still waiting on each other (a bug of model '" + scenario.model_name() + "')");

@@ -2,6 +2,8 @@
 #include "simcore/error.hpp"
 #include "simcore/scenario.hpp"
 
+#include <simgrid/Exception.hpp>
+
 #include <algorithm>
 
 namespace simcore {
@@ -12,6 +14,22 @@ SimContext::SimContext(simgrid::s4u::Engine& engine, const Scenario& scenario, c
 }
 
 const ParamSet& SimContext::params() const { return scenario_.params(); }
+
+simgrid::s4u::ActorPtr SimContext::create_actor(const std::string& name, simgrid::s4u::Host* host,
+                                               std::function<void()> code)
+{
+  return simgrid::s4u::Actor::create(name, host, [this, code = std::move(code)]() {
+    try {
+      code();
+    } catch (const simgrid::ForcefulKillException&) {
+      throw; // SimGrid's own way of ending an actor
+    } catch (...) {
+      if (!failure_)
+        failure_ = std::current_exception();
+      simgrid::s4u::Actor::kill_all();
+    }
+  });
+}
 
 std::vector<simgrid::s4u::Host*> SimContext::hosts_sorted() const
 {

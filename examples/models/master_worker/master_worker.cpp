@@ -61,9 +61,9 @@ public:
     busy_.assign(workers_.size(), 0);
     done_.assign(workers_.size(), 0);
 
-    sg4::Actor::create("master", master, [this] { run_master(); });
+    ctx.create_actor("master", master, [this] { run_master(); });
     for (std::size_t w = 0; w < workers_.size(); w++)
-      sg4::Actor::create("worker-" + std::to_string(w), workers_[w], [this, w] { run_worker(w); });
+      ctx.create_actor("worker-" + std::to_string(w), workers_[w], [this, w] { run_worker(w); });
     XBT_DEBUG("master on %s, %zu workers, %ld tasks", master->get_cname(), workers_.size(), tasks_);
   }
 

@@ -8,7 +8,11 @@
 #include "simcore/scenario.hpp"
 
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Host.hpp>
+
+#include <exception>
+#include <functional>
 
 #include <string>
 #include <vector>
@@ -28,6 +32,14 @@ public:
   /** Independent generator per named use, seeded from the scenario's seed. */
   std::mt19937_64& rng(const std::string& name) { return streams_.stream(name); }
 
+  /** Creates an actor whose exceptions end the simulation cleanly: the first exception
+   *  thrown by any actor created this way stops every actor, and the kernel rethrows it
+   *  after the run (InputError stays InputError: exit code 2; others: exit code 1).
+   *  Plain s4u::Actor::create works too, but an exception escaping it ends the process. */
+  simgrid::s4u::ActorPtr create_actor(const std::string& name, simgrid::s4u::Host* host, std::function<void()> code);
+  /** The first exception an actor of create_actor() threw, or nullptr. */
+  std::exception_ptr actor_failure() const { return failure_; }
+
   /** All hosts, sorted by name (SimGrid's own order is not guaranteed stable). */
   std::vector<simgrid::s4u::Host*> hosts_sorted() const;
   /** A host by name; InputError naming the parameter when it does not exist. */
@@ -41,6 +53,7 @@ private:
   const Scenario& scenario_;
   const CalibrationProfile& profile_;
   RandomStreams streams_;
+  std::exception_ptr failure_;
 };
 
 } // namespace simcore

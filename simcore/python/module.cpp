@@ -1,0 +1,110 @@
+/* _simcore: the compiled part of the Python package `simcore` (see simcore/__init__.py). */
+#include "simcore/error.hpp"
+#include "simcore/model_registry.hpp"
+#include "simcore/runner.hpp"
+#include "simcore/scenario.hpp"
+#include "simcore/version.hpp"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+
+namespace {
+
+py::object param_value(const simcore::ParamSet& params, const simcore::ParamSpec& spec)
+{
+  using simcore::ParamType;
+  switch (spec.type) {
+    case ParamType::Integer: return py::int_(params.get_int(spec.name));
+    case ParamType::Boolean: return py::bool_(params.get_bool(spec.name));
+    case ParamType::String:
+    case ParamType::Choice:
+    case ParamType::File: return py::str(params.get_string(spec.name));
+    default: return py::float_(params.get_double(spec.name));
+  }
+}
+
+py::dict param_dict(const simcore::Scenario& sc)
+{
+  py::dict d;
+  for (const auto& spec : sc.params().specs())
+    if (sc.params().has(spec.name))
+      d[spec.name.c_str()] = param_value(sc.params(), spec);
+  return d;
+}
+
+py::list models()
+{
+  py::list out;
+  for (const auto* m : simcore::ModelRegistry::instance().all()) {
+    py::list params;
+    for (const auto& p : m->params) {
+      py::dict pd;
+      pd["name"] = p.name;
+      pd["type"] = simcore::to_string(p.type);
+      pd["unit"] = p.unit();
+      pd["default"] = p.default_value;
+      pd["required"] = p.required();
+      pd["min"] = p.min ? py::object(py::float_(*p.min)) : py::object(py::none());
+      pd["max"] = p.max ? py::object(py::float_(*p.max)) : py::object(py::none());
+      pd["choices"] = p.choices;
+      pd["doc"] = p.doc;
+      params.append(pd);
+    }
+    py::dict md;
+    md["name"] = m->name;
+    md["summary"] = m->summary;
+    md["parameters"] = params;
+    out.append(md);
+  }
+  return out;
+}
+
+/** (exit_code, error message, output dir) per scenario, each run in its own child process. */
+std::vector<std::tuple<int, std::string, std::string>> run_in_children(const std::vector<simcore::Scenario>& scenarios,
+                                                                       int jobs, bool progress)
+{
+  simcore::RunOptions options;
+  options.progress = progress ? simcore::Progress::Always : simcore::Progress::Never;
+  std::vector<simcore::ChildOutcome> outcomes;
+  {
+    py::gil_scoped_release release;
+    outcomes = simcore::run_in_children(scenarios, jobs, options);
+  }
+  std::vector<std::tuple<int, std::string, std::string>> out;
+  for (const auto& o : outcomes)
+    out.emplace_back(o.exit_code, o.error, o.output_dir);
+  return out;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_simcore, m)
+{
+  m.doc() = "compiled core of simcore; use the `simcore` package";
+  m.attr("__version__") = SIMCORE_VERSION;
+  m.attr("EXIT_BAD_INPUT") = static_cast<int>(simcore::kExitBadInput);
+
+  py::register_exception<simcore::InputError>(m, "InputError", PyExc_ValueError);
+
+  m.def("models", &models, "every registered model with its parameter declarations");
+
+  py::class_<simcore::Scenario>(m, "Scenario")
+      .def_static("load", &simcore::Scenario::load, py::arg("path"))
+      .def("copy", [](const simcore::Scenario& s) { return simcore::Scenario(s); })
+      .def("set", &simcore::Scenario::set, py::arg("name"), py::arg("value"), py::arg("where") = "set()")
+      .def_property_readonly("path", &simcore::Scenario::path)
+      .def_property_readonly("sha256", &simcore::Scenario::sha256)
+      .def_property_readonly("model", &simcore::Scenario::model_name)
+      .def_property_readonly("platform", &simcore::Scenario::platform_path)
+      .def_property_readonly("calibration", &simcore::Scenario::calibration_path)
+      .def_property_readonly("description", &simcore::Scenario::description)
+      .def_property("seed", &simcore::Scenario::seed, &simcore::Scenario::set_seed)
+      .def_property("output_dir", &simcore::Scenario::output_dir, &simcore::Scenario::set_output_dir)
+      .def_property_readonly("write_trace", &simcore::Scenario::write_trace)
+      .def_property_readonly("params", &param_dict);
+
+  m.def("run_in_children", &run_in_children, py::arg("scenarios"), py::arg("jobs") = 1, py::arg("progress") = false,
+        "runs each scenario in its own forked child process, at most `jobs` at a time");
+}

@@ -1,0 +1,188 @@
+"""simcore from Python: load scenarios, change parameters, run them, read results.
+
+After the build, make the package importable with
+    export PYTHONPATH=$PWD/build/python
+and use Debian's interpreter (/usr/bin/python3), which has numpy and h5py.
+
+    import simcore
+    sc = simcore.load("scenarios/master_worker/star.xml")
+    sc.set(tasks=50, task_bytes="4MB")
+    res = sc.run()
+    res.metrics["makespan"], res.series["tasks"]["compute_end"]
+
+Each simulation runs in its own child process (SimGrid allows one engine per process),
+so Python code never runs inside simulated actors, and run_many() runs several at once.
+"""
+
+import json
+import os
+import tempfile
+
+from . import _simcore
+from ._simcore import InputError
+
+__version__ = _simcore.__version__
+__all__ = ["InputError", "SimulationError", "Scenario", "Result", "models", "load", "run_many"]
+
+
+class SimulationError(RuntimeError):
+    """A run failed for a reason other than bad input (a model or kernel failure)."""
+
+
+def models():
+    """Every registered model: a list of dicts with name, summary and parameters."""
+    return _simcore.models()
+
+
+def _text(value):
+    """Turns a Python value into the text a scenario file would hold."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+class Scenario:
+    """A loaded and validated scenario. Parameters are checked as in the scenario file."""
+
+    def __init__(self, core):
+        self._core = core
+
+    @property
+    def path(self):
+        return self._core.path
+
+    @property
+    def model(self):
+        return self._core.model
+
+    @property
+    def platform(self):
+        return self._core.platform
+
+    @property
+    def calibration(self):
+        return self._core.calibration
+
+    @property
+    def sha256(self):
+        return self._core.sha256
+
+    @property
+    def seed(self):
+        return self._core.seed
+
+    @seed.setter
+    def seed(self, value):
+        if not isinstance(value, int) or value < 0:
+            raise InputError("seed: expected a non-negative integer, got %r" % (value,))
+        self._core.seed = value
+
+    @property
+    def params(self):
+        """{name: value} after defaults and overrides; quantities in base units (s, B, Bps, flop/s, flop)."""
+        return self._core.params
+
+    def set(self, name=None, value=None, **params):
+        """set("tasks", 10) or set(tasks=10, task_bytes="4MB"); returns self.
+        Raises InputError (a ValueError) on an unknown parameter, a bad value or unit."""
+        if name is not None:
+            params = dict({name: value}, **params)
+        for key, val in params.items():
+            self._core.set(key, _text(val), "set(%s=%r)" % (key, val))
+        return self
+
+    def copy(self):
+        return Scenario(self._core.copy())
+
+    def with_params(self, **params):
+        """A copy with some parameters changed."""
+        return self.copy().set(**params)
+
+    def run(self, out=None, progress=False):
+        """Runs in a child process; results go to `out` (a new temporary folder when None)."""
+        return run_many([self], jobs=1, out=[out] if out is not None else None, progress=progress)[0]
+
+    def __repr__(self):
+        return "<simcore.Scenario %s model=%s seed=%d>" % (self.path, self.model, self.seed)
+
+
+def load(path):
+    """Reads and validates a scenario file. Raises InputError with file:line on bad input."""
+    return Scenario(_simcore.Scenario.load(os.fspath(path)))
+
+
+class Result:
+    """Results of one run: the summary as a dict, tables as dicts of numpy arrays."""
+
+    def __init__(self, out_dir):
+        self.out = out_dir
+        with open(os.path.join(out_dir, "summary.json")) as f:
+            self.summary = json.load(f)
+        self.metrics = self.summary["metrics"]
+        self.units = self.summary["metric_units"]
+        self.series = {}
+        trace = os.path.join(out_dir, "trace.h5")
+        if os.path.exists(trace):
+            import h5py
+
+            with h5py.File(trace, "r") as f:
+                for name, ds in f.items():
+                    data = ds[()]
+                    self.series[name] = {col: data[col].copy() for col in data.dtype.names or ()}
+
+    @property
+    def simulated_time(self):
+        return self.summary["simulated_time"]
+
+    def table(self, name):
+        """A table as a numpy structured array (pandas.DataFrame(result.table(name)) works)."""
+        import numpy as np
+
+        cols = self.series[name]
+        dtype = [(c, v.dtype) for c, v in cols.items()]
+        n = len(next(iter(cols.values()))) if cols else 0
+        arr = np.empty(n, dtype=dtype)
+        for c, v in cols.items():
+            arr[c] = v
+        return arr
+
+    def __repr__(self):
+        return "<simcore.Result %s: %s>" % (self.out, self.metrics)
+
+
+def run_many(scenarios, jobs=None, out=None, progress=False, raise_on_error=True):
+    """Runs scenarios in parallel child processes, at most `jobs` at a time (default: CPU count).
+
+    out: None (a temporary folder per run), a folder (runs go to out/run-000, out/run-001, ...)
+    or a list with one folder per scenario. Returns one Result per scenario, in order. A failed
+    run raises its InputError or SimulationError; with raise_on_error=False the exception object
+    takes its place in the list instead."""
+    scenarios = list(scenarios)
+    if jobs is None:
+        jobs = os.cpu_count() or 1
+    if out is None:
+        dirs = [tempfile.mkdtemp(prefix="simcore-") for _ in scenarios]
+    elif isinstance(out, (list, tuple)):
+        if len(out) != len(scenarios):
+            raise ValueError("out: expected one folder per scenario")
+        dirs = [os.fspath(d) for d in out]
+    else:
+        dirs = [os.path.join(os.fspath(out), "run-%03d" % i) for i in range(len(scenarios))]
+    cores = []
+    for sc, d in zip(scenarios, dirs):
+        core = sc._core.copy()
+        core.output_dir = os.path.abspath(d)
+        cores.append(core)
+    results = []
+    for (code, error, out_dir), sc in zip(_simcore.run_in_children(cores, int(jobs), bool(progress)), scenarios):
+        if code == 0:
+            results.append(Result(out_dir))
+            continue
+        exc = InputError(error) if code == _simcore.EXIT_BAD_INPUT else SimulationError(
+            "%s: %s" % (sc.path, error))
+        if raise_on_error:
+            raise exc
+        results.append(exc)
+    return results
