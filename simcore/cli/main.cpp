@@ -130,14 +130,8 @@ simcore::Scenario load_with_overrides(const RunArgs& r)
   auto sc = simcore::Scenario::load(r.scenario);
   for (const auto& s : r.sets)
     sc.set_assignment(s);
-  if (!r.seed.empty()) {
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(r.seed.c_str(), &end, 10);
-    if (r.seed[0] == '-' || end != r.seed.c_str() + r.seed.size() || errno == ERANGE)
-      throw InputError("--seed " + r.seed, "expected a non-negative integer below 2^64");
-    sc.set_seed(v);
-  }
+  if (!r.seed.empty())
+    sc.set_seed(simcore::parse_seed(r.seed, "--seed " + r.seed));
   if (!r.out.empty())
     sc.set_output_dir(r.out);
   return sc;

@@ -138,6 +138,9 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
         if (!v.contains("value") || !v["value"].is_number())
           throw InputError(w, "expected {\"value\": number, \"unit\": \"...\"}");
         r.value = v["value"].get<double>();
+        for (const char* key : {"unit", "doc"})
+          if (v.contains(key) && !v[key].is_string())
+            throw InputError(w, std::string("expected a string for \"") + key + "\"");
         if (v.contains("unit"))
           r.unit = v["unit"].get<std::string>();
         if (v.contains("doc"))

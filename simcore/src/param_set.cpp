@@ -42,7 +42,7 @@ std::string range_text(const ParamSpec& spec)
 
 void check_range(const ParamSpec& spec, double v, const std::string& text, const std::string& where)
 {
-  if ((spec.min && v < *spec.min) || (spec.max && v > *spec.max))
+  if (std::isnan(v) || (spec.min && v < *spec.min) || (spec.max && v > *spec.max))
     throw InputError(where, "parameter '" + spec.name + "' = '" + text + "' is out of range; expected a value " +
                                 range_text(spec));
 }

@@ -60,7 +60,8 @@ void write_table(hid_t file, const Table& t)
   const std::size_t ncols = t.columns().size();
   const std::size_t rows = t.rows();
   const std::size_t row_size = 8 * ncols;
-  H5Handle type(H5Tcreate(H5T_COMPOUND, row_size == 0 ? 8 : row_size), H5Tclose, "compound type");
+  // A compound type needs a member: a table without columns becomes an empty int8 dataset.
+  H5Handle type(ncols == 0 ? H5Tcopy(H5T_NATIVE_INT8) : H5Tcreate(H5T_COMPOUND, row_size), H5Tclose, "table type");
   std::vector<unsigned char> data(std::max<std::size_t>(1, rows * row_size));
   for (std::size_t c = 0; c < ncols; c++) {
     const Column& col = t.columns()[c];

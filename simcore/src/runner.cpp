@@ -15,6 +15,7 @@
 #include <xbt/log.h>
 
 #include <chrono>
+#include <csignal>
 #include <exception>
 #include <cstdio>
 #include <filesystem>
@@ -104,7 +105,11 @@ void set_simgrid_config(const std::string& name, const std::string& value, const
   try {
     simgrid::s4u::Engine::set_config(name + ":" + value);
   } catch (const std::exception& e) {
-    throw InputError(where, "SimGrid configuration '" + name + "' = '" + value + "' is not accepted (" + e.what() +
+    std::string why = e.what();
+    why = why.substr(0, why.find('\n')); // SimGrid appends the list of every known item
+    while (!why.empty() && (why.back() == '.' || why.back() == ' ' || why.back() == ':'))
+      why.pop_back();
+    throw InputError(where, "SimGrid configuration '" + name + "' = '" + value + "' is not accepted (" + why +
                                 "); expected an item listed by SimGrid's --help-cfg");
   }
 }
@@ -165,8 +170,8 @@ void prepare(Prepared& p, const Scenario& scenario, const RunOptions& options)
 
   for (const auto& [k, v] : p.profile.config())
     set_simgrid_config(k, v, p.profile.path());
-  for (const auto& [k, v] : scenario.simgrid_config())
-    set_simgrid_config(k, v, scenario.path());
+  for (const auto& item : scenario.simgrid_config())
+    set_simgrid_config(item.name, item.value, item.where);
 
   load_platform(*p.engine, scenario.platform_path());
   p.profile.apply_to_platform();
@@ -245,8 +250,8 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   nlohmann::ordered_json config = nlohmann::ordered_json::object();
   for (const auto& [k, v] : profile.config())
     config[k] = v;
-  for (const auto& [k, v] : scenario.simgrid_config())
-    config[k] = v;
+  for (const auto& item : scenario.simgrid_config())
+    config[item.name] = item.value;
   summary["simgrid_config"] = config;
   summary["simulated_time"] = simgrid::s4u::Engine::get_clock();
   summary["metrics"] = results.metrics();
@@ -306,6 +311,9 @@ std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios
         throw InternalError("fork() failed");
       if (pid == 0) {
         ::close(fds[0]);
+        // The parent (e.g. Python) may catch SIGINT to set a flag; a child must die of it.
+        std::signal(SIGINT, SIG_DFL);
+        std::signal(SIGTERM, SIG_DFL);
         int code = kExitOk;
         std::string error;
         try {

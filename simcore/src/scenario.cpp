@@ -6,6 +6,7 @@
 #include <pugixml.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -93,17 +94,18 @@ std::string existing_file(const std::string& value, const std::string& base_dir,
   return p.string();
 }
 
+} // namespace
+
 std::uint64_t parse_seed(const std::string& text, const std::string& where)
 {
+  const bool digits = !text.empty() && text.size() <= 20 &&
+                      std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
   errno = 0;
-  char* end = nullptr;
-  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || text[0] == '-' || end != text.c_str() + text.size() || errno == ERANGE)
+  unsigned long long v = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+  if (!digits || errno == ERANGE)
     throw InputError(where, "seed '" + text + "' is not valid; expected a non-negative integer below 2^64");
   return v;
 }
-
-} // namespace
 
 Scenario Scenario::load(const std::string& path_arg)
 {
@@ -177,7 +179,7 @@ Scenario Scenario::load(const std::string& path_arg)
       std::string name = required_attribute(n, "name", loc);
       if (!n.attribute("value"))
         throw InputError(where, "<config name=\"" + name + "\"> needs attribute value=\"...\"");
-      sc.config_.emplace_back(name, n.attribute("value").value());
+      sc.config_.push_back(ConfigItem{name, n.attribute("value").value(), where});
     } else if (tag == "output") {
       check_attributes(n, {"dir", "trace"}, loc);
       if (auto a = n.attribute("dir"))

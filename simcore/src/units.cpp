@@ -52,13 +52,17 @@ double parse_quantity(Quantity q, const std::string& text, const std::string& wh
     return plain; // bare numbers are in base units (SimGrid would only warn)
   try {
     // SimGrid formats its errors from (file, line); we put our own location first instead.
+    double v = 0;
     switch (q) {
-      case Quantity::Time: return xbt_parse_get_time("", 0, text, "");
-      case Quantity::Size: return xbt_parse_get_size("", 0, text, "");
-      case Quantity::Bandwidth: return xbt_parse_get_bandwidth("", 0, text, "");
+      case Quantity::Time: v = xbt_parse_get_time("", 0, text, ""); break;
+      case Quantity::Size: v = xbt_parse_get_size("", 0, text, ""); break;
+      case Quantity::Bandwidth: v = xbt_parse_get_bandwidth("", 0, text, ""); break;
       case Quantity::Speed:
-      case Quantity::Flops: return xbt_parse_get_speed("", 0, text, "");
+      case Quantity::Flops: v = xbt_parse_get_speed("", 0, text, ""); break;
     }
+    if (!std::isfinite(v))
+      throw InputError(where, "'" + text + "' is not a finite number; expected " + unit_examples(q));
+    return v;
   } catch (const simgrid::ParseError& e) {
     std::string why = e.what();
     auto pos = why.find(": ");
@@ -66,7 +70,6 @@ double parse_quantity(Quantity q, const std::string& text, const std::string& wh
       why = why.substr(pos + 2);
     throw InputError(where, "'" + text + "' is not valid (" + why + "); expected " + unit_examples(q));
   }
-  throw InternalError("unknown quantity");
 }
 
 std::string format_quantity(Quantity q, double value)

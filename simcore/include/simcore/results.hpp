@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -44,6 +45,12 @@ public:
   /** A scalar metric with its unit ("s", "B", "" ...). Names are unique. */
   void set_metric(const std::string& name, double value, const std::string& unit = "");
   void set_metric(const std::string& name, std::int64_t value, const std::string& unit = "");
+  /** Any other integer type (int, long, std::size_t ...) is stored as an integer. */
+  template <typename T, typename = std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, std::int64_t>>>
+  void set_metric(const std::string& name, T value, const std::string& unit = "")
+  {
+    set_metric(name, static_cast<std::int64_t>(value), unit);
+  }
   /** A new table; names are unique. */
   Table& add_table(const std::string& name, const std::string& doc = "");
 

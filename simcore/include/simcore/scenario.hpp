@@ -12,6 +12,9 @@ namespace simcore {
 
 struct ModelInfo;
 
+/** Parses a seed: decimal digits only, below 2^64. Throws InputError naming `where`. */
+std::uint64_t parse_seed(const std::string& text, const std::string& where);
+
 class Scenario {
 public:
   /** Reads and validates a scenario XML file against the model registry.
@@ -38,8 +41,14 @@ public:
    *  relative to the working directory. */
   const std::string& output_dir() const { return output_dir_; }
   bool write_trace() const { return write_trace_; }
-  /** SimGrid configuration items from <config name value> elements, in file order. */
-  const std::vector<std::pair<std::string, std::string>>& simgrid_config() const { return config_; }
+  /** A SimGrid configuration item from a <config name value> element. */
+  struct ConfigItem {
+    std::string name;
+    std::string value;
+    std::string where; ///< "file:line"
+  };
+  /** SimGrid configuration items, in file order. */
+  const std::vector<ConfigItem>& simgrid_config() const { return config_; }
   const std::string& description() const { return description_; }
 
 private:
@@ -53,7 +62,7 @@ private:
   ParamSet params_;
   std::string output_dir_;
   bool write_trace_ = true;
-  std::vector<std::pair<std::string, std::string>> config_;
+  std::vector<ConfigItem> config_;
   std::string description_;
 };
 

@@ -15,6 +15,7 @@ so Python code never runs inside simulated actors, and run_many() runs several a
 """
 
 import json
+import numbers
 import os
 import tempfile
 
@@ -75,20 +76,22 @@ class Scenario:
 
     @seed.setter
     def seed(self, value):
-        if not isinstance(value, int) or value < 0:
-            raise InputError("seed: expected a non-negative integer, got %r" % (value,))
-        self._core.seed = value
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= value < 2**64:
+            raise InputError("seed: expected a non-negative integer below 2^64, got %r" % (value,))
+        self._core.seed = int(value)
 
     @property
     def params(self):
         """{name: value} after defaults and overrides; quantities in base units (s, B, Bps, flop/s, flop)."""
         return self._core.params
 
-    def set(self, name=None, value=None, **params):
+    def set(self, *name_value, **params):
         """set("tasks", 10) or set(tasks=10, task_bytes="4MB"); returns self.
         Raises InputError (a ValueError) on an unknown parameter, a bad value or unit."""
-        if name is not None:
-            params = dict({name: value}, **params)
+        if name_value:
+            if len(name_value) != 2:
+                raise TypeError("set() takes (name, value) or keyword arguments")
+            params = dict([name_value], **params)
         for key, val in params.items():
             self._core.set(key, _text(val), "set(%s=%r)" % (key, val))
         return self

@@ -1,0 +1,170 @@
+// CalibrationProfile: loading valid and invalid profiles, rule matching, named rates.
+#include <catch2/catch.hpp>
+
+#include "simcore/calibration_profile.hpp"
+#include "simcore/error.hpp"
+
+#include <string>
+
+using nlohmann::json;
+using simcore::CalibrationProfile;
+
+namespace {
+const std::string kProfiles = std::string(SIMCORE_TEST_DATA) + "/profiles/";
+
+std::string from_json_error(const json& j)
+{
+  try {
+    CalibrationProfile::from_json(j, "p.json");
+  } catch (const simcore::InputError& e) {
+    return e.what();
+  }
+  FAIL("profile accepted: " << j.dump() << "; expected an InputError");
+  return "";
+}
+} // namespace
+
+TEST_CASE("CalibrationProfile::load reads a valid profile", "[calibration]")
+{
+  auto p = CalibrationProfile::load(kProfiles + "valid.json");
+  CHECK_FALSE(p.empty());
+  CHECK(p.path() == kProfiles + "valid.json");
+  CHECK(p.name() == "unit-test-profile");
+
+  REQUIRE(p.host_rules().size() == 3);
+  CHECK(p.host_rules()[0].pattern == "node-1[0-9]");
+  CHECK(p.host_rules()[0].speed == 3e9);
+  CHECK(p.host_rules()[1].speed == 2e9);
+  CHECK(p.host_rules()[2].speed == 5e10); // a plain number is in flop/s
+
+  REQUIRE(p.link_rules().size() == 3);
+  CHECK(p.link_rules()[0].pattern == ".*_UP");
+  CHECK(p.link_rules()[0].bandwidth == 1e10);
+  REQUIRE(p.link_rules()[0].latency.has_value());
+  CHECK(*p.link_rules()[0].latency == Approx(2e-6).epsilon(1e-15));
+  CHECK(p.link_rules()[1].bandwidth == 5e8);
+  CHECK_FALSE(p.link_rules()[1].latency.has_value());
+  CHECK_FALSE(p.link_rules()[2].bandwidth.has_value());
+  CHECK(p.link_rules()[2].latency == 1e-6);
+
+  // Strings are kept, other JSON values are dumped.
+  CHECK(p.config() == std::map<std::string, std::string>{{"network/bandwidth-factor", "1.0"},
+                                                         {"network/latency-factor", "1"}});
+
+  REQUIRE(p.rates().size() == 2);
+  const auto& memcpy = p.rates().at("memcpy_bandwidth");
+  CHECK(memcpy.value == 1e10);
+  CHECK(memcpy.unit == "Bps");
+  CHECK(memcpy.doc == "measured with memcpy");
+  CHECK(p.rates().at("dgemm").value == 5e10);
+  CHECK(p.rates().at("dgemm").unit.empty());
+}
+
+TEST_CASE("CalibrationProfile: host rules match whole names, first match wins", "[calibration]")
+{
+  auto p = CalibrationProfile::load(kProfiles + "valid.json");
+  CHECK(p.host_speed("node-12") == 3e9); // both rules 0 and 1 match: the first wins
+  CHECK(p.host_speed("node-19") == 3e9);
+  CHECK(p.host_speed("node-3") == 2e9);
+  CHECK(p.host_speed("node-1") == 2e9);   // "node-1[0-9]" needs two digits
+  CHECK(p.host_speed("node-100") == 2e9); // "node-1[0-9]" must match the whole name
+  CHECK(p.host_speed("c-0") == 5e10);
+  CHECK_FALSE(p.host_speed("c-01").has_value());
+  CHECK_FALSE(p.host_speed("xnode-3").has_value());
+}
+
+TEST_CASE("CalibrationProfile: rate and rate_or", "[calibration]")
+{
+  auto p = CalibrationProfile::load(kProfiles + "valid.json");
+  CHECK(p.has_rate("dgemm"));
+  CHECK_FALSE(p.has_rate("stream"));
+  CHECK(p.rate("memcpy_bandwidth") == 1e10);
+  CHECK(p.rate_or("dgemm", 1.0) == 5e10);
+  CHECK(p.rate_or("stream", 42.0) == 42.0);
+  CHECK_THROWS_WITH(p.rate("stream"),
+                    kProfiles + "valid.json: no rate named 'stream'; the model needs it in \"rates\"");
+  CalibrationProfile none;
+  CHECK(none.empty());
+  CHECK_FALSE(none.host_speed("node-0").has_value());
+  CHECK_THROWS_WITH(none.rate("x"), "calibration profile: no rate named 'x'; the model needs it in \"rates\"");
+}
+
+TEST_CASE("CalibrationProfile::from_json accepts a minimal profile", "[calibration]")
+{
+  auto p = CalibrationProfile::from_json(json::parse(R"({"hosts": [{"match": "a", "speed": "1Mf"}]})"), "inline");
+  CHECK(p.path().empty());
+  CHECK(p.host_speed("a") == 1e6);
+  CHECK(p.link_rules().empty());
+  auto empty = CalibrationProfile::from_json(json::object(), "inline");
+  CHECK(empty.empty());
+}
+
+TEST_CASE("CalibrationProfile: invalid profiles name the place and what was expected", "[calibration]")
+{
+  CHECK(from_json_error(json::parse(R"({"host": []})")) ==
+        "p.json: unknown key 'host'; expected one of: hosts, links, meta, name, quality, rates, schema, simgrid_config");
+  CHECK(from_json_error(json::parse(R"({"hosts": [{"match": "a", "speed": "1Gf", "cores": 4}]})")) ==
+        "p.json (hosts[0]): unknown key 'cores'; expected one of: match, speed");
+  CHECK(from_json_error(json::parse(R"([1, 2])")) == "p.json: expected a JSON object");
+  CHECK(from_json_error(json::parse(R"({"schema": "simcore-profile/2"})")) ==
+        "p.json (schema): unsupported schema \"simcore-profile/2\"; expected \"simcore-profile/1\"");
+
+  std::string msg = from_json_error(json::parse(R"({"hosts": [{"match": "ok", "speed": 1}, {"match": "node-[", "speed": "1Gf"}]})"));
+  CHECK_THAT(msg, Catch::StartsWith("p.json (hosts[1]): 'node-[' is not a valid regular expression ("));
+
+  msg = from_json_error(json::parse(R"({"hosts": [{"match": "a", "speed": "2Gx"}]})"));
+  CHECK_THAT(msg, Catch::StartsWith("p.json (hosts[0]): '2Gx' is not valid"));
+  CHECK_THAT(msg, Catch::Contains("expected a speed such as 1Gf"));
+  msg = from_json_error(json::parse(R"({"links": [{"match": "l", "bandwidth": "10GBs"}]})"));
+  CHECK_THAT(msg, Catch::StartsWith("p.json (links[0]): '10GBs' is not valid"));
+  msg = from_json_error(json::parse(R"({"links": [{"match": "l", "latency": "1 parsec"}]})"));
+  CHECK_THAT(msg, Catch::StartsWith("p.json (links[0]): '1 parsec' is not valid"));
+
+  CHECK(from_json_error(json::parse(R"({"hosts": [{"match": "a", "speed": 0}]})")) ==
+        "p.json (hosts[0]): speed must be positive");
+  CHECK(from_json_error(json::parse(R"({"hosts": [{"speed": "1Gf"}]})")) ==
+        "p.json (hosts[0]): expected {\"match\": regex, \"speed\": \"1Gf\"}");
+  CHECK(from_json_error(json::parse(R"({"hosts": {"match": "a"}})")) ==
+        "p.json (hosts): expected an array of {\"match\": regex, \"speed\": \"1Gf\"}");
+  CHECK(from_json_error(json::parse(R"({"links": [{"match": "l", "bandwidth": -1}]})")) ==
+        "p.json (links[0]): bandwidth must be positive");
+  CHECK(from_json_error(json::parse(R"({"links": [{"match": "l", "latency": -1e-6}]})")) ==
+        "p.json (links[0]): latency must not be negative");
+  CHECK(from_json_error(json::parse(R"({"simgrid_config": ["network/latency-factor"]})")) ==
+        "p.json (simgrid_config): expected an object {\"network/latency-factor\": \"1\"}");
+  CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": "fast"}}})")) ==
+        "p.json (rates.r): expected {\"value\": number, \"unit\": \"...\"}");
+  CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": 1, "units": "B"}}})")) ==
+        "p.json (rates.r): unknown key 'units'; expected one of: doc, unit, value");
+  CHECK_THAT(from_json_error(json::parse(R"({"hosts": [{"match": "a", "speed": true}]})")),
+             Catch::StartsWith("p.json (hosts[0]): expected a number or a string with a unit"));
+}
+
+TEST_CASE("CalibrationProfile::load: malformed JSON gives the line", "[calibration]")
+{
+  try {
+    CalibrationProfile::load(kProfiles + "malformed.json");
+    FAIL("malformed profile accepted");
+  } catch (const simcore::InputError& e) {
+    CHECK(e.where() == kProfiles + "malformed.json:4");
+    CHECK_THAT(e.detail(), Catch::StartsWith("malformed JSON (") &&
+                               Catch::EndsWith("); expected a calibration profile object"));
+  }
+}
+
+TEST_CASE("CalibrationProfile::load: errors of a file name the file", "[calibration]")
+{
+  CHECK_THROWS_WITH(CalibrationProfile::load(kProfiles + "unknown_key.json"),
+                    kProfiles + "unknown_key.json: unknown key 'host'; expected one of: hosts, links, meta, name, "
+                                "quality, rates, schema, simgrid_config");
+  CHECK_THROWS_WITH(CalibrationProfile::load(kProfiles + "nope.json"),
+                    kProfiles + "nope.json: cannot read the calibration profile; expected an existing JSON file");
+}
+
+TEST_CASE("CalibrationProfile: a non-string rate unit is bad input", "[calibration]")
+{
+  CHECK_THROWS_AS(CalibrationProfile::from_json(json::parse(R"({"rates": {"r": {"value": 1, "unit": 5}}})"), "p.json"),
+                  simcore::InputError);
+  CHECK_THROWS_AS(CalibrationProfile::from_json(json::parse(R"({"rates": {"r": {"value": 1, "doc": []}}})"), "p.json"),
+                  simcore::InputError);
+}

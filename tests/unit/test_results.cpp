@@ -1,0 +1,75 @@
+// Results and Table: metrics, units, column checks.
+#include <catch2/catch.hpp>
+
+#include "simcore/error.hpp"
+#include "simcore/results.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+using simcore::Results;
+using simcore::Table;
+
+TEST_CASE("Results: metrics keep insertion order, values and units", "[results]")
+{
+  Results r;
+  r.set_metric("makespan", 12.5, "s");
+  r.set_metric("tasks", std::int64_t{200});
+  r.set_metric("bytes", 1e9, "B");
+  CHECK(r.metrics().dump() == R"({"makespan":12.5,"tasks":200,"bytes":1000000000.0})");
+  CHECK(r.metric_units().dump() == R"({"makespan":"s","tasks":"","bytes":"B"})");
+  CHECK(r.metrics()["tasks"].is_number_integer());
+}
+
+TEST_CASE("Results: a metric reported twice is an internal error", "[results]")
+{
+  Results r;
+  r.set_metric("makespan", 1.0, "s");
+  CHECK_THROWS_AS(r.set_metric("makespan", 2.0, "s"), simcore::InternalError);
+  CHECK_THROWS_WITH(r.set_metric("makespan", std::int64_t{2}), "metric 'makespan' is empty or reported twice");
+  CHECK_THROWS_WITH(r.set_metric("", 1.0), "metric '' is empty or reported twice");
+  CHECK(r.metrics()["makespan"] == 1.0);
+}
+
+TEST_CASE("Results: NaN and infinite metrics become null", "[results]")
+{
+  Results r;
+  r.set_metric("nan", std::nan(""), "s");
+  r.set_metric("inf", std::numeric_limits<double>::infinity());
+  r.set_metric("minus_inf", -std::numeric_limits<double>::infinity());
+  CHECK(r.metrics()["nan"].is_null());
+  CHECK(r.metrics()["inf"].is_null());
+  CHECK(r.metrics()["minus_inf"].is_null());
+  CHECK(r.metric_units()["nan"] == "s");
+  CHECK(r.metrics().dump() == R"({"nan":null,"inf":null,"minus_inf":null})");
+}
+
+TEST_CASE("Table: columns of equal length, unique names", "[results]")
+{
+  Results r;
+  Table& t = r.add_table("tasks", "one row per task");
+  t.add_column("id", "", std::vector<std::int64_t>{0, 1, 2}).add_column("end", "s", std::vector<double>{1, 2, 3});
+  CHECK(t.rows() == 3);
+  CHECK(t.columns().size() == 2);
+  CHECK(t.doc() == "one row per task");
+  CHECK(t.columns()[1].unit == "s");
+  CHECK(t.columns()[0].size() == 3);
+  CHECK_THROWS_WITH(t.add_column("start", "s", std::vector<double>{1, 2}),
+                    "table 'tasks': column 'start' has 2 rows, the others 3");
+  CHECK_THROWS_WITH(t.add_column("id", "", std::vector<double>{1, 2, 3}), "table 'tasks': duplicate column 'id'");
+  CHECK_THROWS_WITH(t.add_column("", "", std::vector<std::int64_t>{1, 2, 3}), "table 'tasks': empty column name");
+  CHECK_THROWS_AS(t.add_column("long", "", std::vector<std::int64_t>{1, 2, 3, 4}), simcore::InternalError);
+  CHECK(t.columns().size() == 2);
+  CHECK(Table("empty", "").rows() == 0);
+}
+
+TEST_CASE("Results: table names are unique and usable as HDF5 names", "[results]")
+{
+  Results r;
+  r.add_table("a");
+  CHECK_THROWS_WITH(r.add_table("a"), "table 'a' added twice");
+  CHECK_THROWS_WITH(r.add_table("x/y"), "invalid table name 'x/y'");
+  CHECK_THROWS_WITH(r.add_table(""), "invalid table name ''");
+  CHECK(r.tables().size() == 1);
+}
