@@ -134,6 +134,13 @@ void write_file_atomically(const std::string& path, const std::string& text)
   }
 }
 
+void remove_result(const std::string& dir)
+{
+  std::error_code ec;
+  fs::remove(fs::path(dir) / "summary.json", ec); // first: without it a folder holds no result
+  fs::remove(fs::path(dir) / "trace.h5", ec);
+}
+
 void write_results(const std::string& dir, const nlohmann::ordered_json& summary, const Results& results,
                    bool with_trace)
 {
@@ -143,9 +150,7 @@ void write_results(const std::string& dir, const nlohmann::ordered_json& summary
     throw InputError(dir, "cannot create the output folder (" + ec.message() + "); expected a writable path");
   const fs::path summary_path = fs::path(dir) / "summary.json";
   const fs::path trace_path = fs::path(dir) / "trace.h5";
-  // Without summary.json a folder never looks like a complete result.
-  fs::remove(summary_path, ec);
-  fs::remove(trace_path, ec);
+  remove_result(dir);
   if (with_trace) {
     const std::string tmp = temp_name(trace_path);
     try {

@@ -118,6 +118,21 @@ void set_simgrid_config(const std::string& name, const std::string& value, const
 
 namespace {
 
+/** Fails before the simulation, not after it, when results could not be written:
+ *  the folder (or its nearest existing parent) must be a writable directory. */
+void check_output_dir(const std::string& dir)
+{
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec);
+  while (!p.empty() && !fs::exists(p, ec) && p != p.parent_path())
+    p = p.parent_path();
+  if (!fs::is_directory(p, ec))
+    throw InputError(dir, "output folder: '" + p.string() + "' is not a directory; expected a folder path");
+  if (::access(p.c_str(), W_OK | X_OK) != 0)
+    throw InputError(dir, "output folder: '" + p.string() + "' is not writable; expected a writable folder");
+}
+
 /** An exception escaping an actor that was not created through SimContext::create_actor
  *  ends the process; make it end with our exit codes and a one-line message. */
 [[noreturn]] void on_uncaught_exception()
@@ -194,6 +209,9 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   const auto wall_start = Clock::now();
   Prepared p;
   prepare(p, scenario, options);
+  check_output_dir(scenario.output_dir());
+  // From here on the folder must not show the previous run's result as if it were this one's.
+  remove_result(scenario.output_dir());
   auto& engine = *p.engine;
   auto& profile = p.profile;
   auto& ctx = *p.ctx;

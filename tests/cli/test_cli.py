@@ -19,7 +19,7 @@ SOURCE_DIR = pathlib.Path(os.environ.get("SIMCORE_SOURCE_DIR") or pathlib.Path(_
 BIN = os.environ.get("SIMCORE_BIN", "")
 STAR_SCENARIO = SOURCE_DIR / "scenarios" / "master_worker" / "star.xml"
 STAR_PLATFORM = SOURCE_DIR / "platforms" / "star.xml"
-PARAM_NAMES = ["tasks", "task_flops", "task_bytes", "workers", "master"]
+PARAM_NAMES = ["tasks", "task_flops", "task_bytes", "workers", "master", "flops_jitter"]
 
 # platforms/star.xml: 1 Gflop/s hosts; a route is two links of 50 us at 1.25 GBps.
 ROUTE_LATENCY = 2 * 50e-6
@@ -212,7 +212,7 @@ def test_platform_errors(tmp_path):
 
 def test_validate_good_scenario(tmp_path):
     proc = simcore("validate", STAR_SCENARIO, cwd=tmp_path, check_rc=0)
-    assert proc.stdout == "%s: valid (model master_worker, 5 parameters, platform %s)\n" % (STAR_SCENARIO,
+    assert proc.stdout == "%s: valid (model master_worker, 6 parameters, platform %s)\n" % (STAR_SCENARIO,
                                                                                              STAR_PLATFORM)
     simcore("validate", STAR_SCENARIO, "--set", "tasks=3", "--seed", "9", cwd=tmp_path, check_rc=0)
     assert files_under(tmp_path) == []
@@ -225,7 +225,7 @@ BAD_SCENARIOS = [
     ("unknown_attribute", ['  <param name="tasks" value="10"/>', '  <param name="task_bytes" value="1" unit="MB"/>'],
      'unit="MB"', "<param> has unknown attribute 'unit'; expected: name, value"),
     ("unknown_param", ['  <param name="workers" value="2"/>', '  <param name="taks" value="10"/>'], '"taks"',
-     "unknown parameter 'taks'; expected one of: tasks, task_flops, task_bytes, workers, master"),
+     "unknown parameter 'taks'; expected one of: tasks, task_flops, task_bytes, workers, master, flops_jitter"),
     ("wrong_type", ['  <param name="tasks" value="ten"/>'], '"ten"',
      "parameter 'tasks' = 'ten' is not an integer; expected a whole number such as 42"),
     ("bad_unit", ['  <param name="tasks" value="10"/>', '  <param name="task_bytes" value="10MBs"/>'], "10MBs",
@@ -441,7 +441,7 @@ def test_summary_contents(tmp_path):
     assert sc["platform"] == str(STAR_PLATFORM)
     assert sc["calibration"] == ""
     assert sc["description"] == "SimGrid's classic master/workers on a star of 17 hosts"
-    assert summary["parameters"] == {"tasks": 10, "task_flops": 1e9, "task_bytes": 2e6, "workers": 16, "master": ""}
+    assert summary["parameters"] == {"tasks": 10, "task_flops": 1e9, "task_bytes": 2e6, "workers": 16, "master": "", "flops_jitter": 0.0}
     assert summary["seed"] == 77
     assert summary["simcore_version"] == project_version()
     assert re.fullmatch(r"3\.3[2-9]\.\d+", summary["simgrid_version"])
@@ -450,7 +450,7 @@ def test_summary_contents(tmp_path):
     assert 0 <= summary["simulation_wall_time"] <= summary["wall_time"]
     assert isinstance(summary["peak_memory_bytes"], int) and summary["peak_memory_bytes"] > 1 << 20
     assert summary["metric_units"]["makespan"] == "s"
-    assert summary["tables"]["tasks"] == {"rows": 10, "columns": {"task": "", "worker": "", "send_start": "s",
+    assert summary["tables"]["tasks"] == {"rows": 10, "columns": {"task": "", "worker": "", "flops": "flop", "send_start": "s",
                                                                    "send_end": "s", "compute_end": "s"}}
     assert summary["tables"]["workers"]["rows"] == 16
     assert summary["simgrid_config"] == {}
@@ -463,12 +463,12 @@ def test_trace_h5_readable_with_units(tmp_path):
         assert f.attrs["schema"] == "simcore-trace/1"
         assert sorted(f.keys()) == ["tasks", "workers"]
         tasks = f["tasks"]
-        assert tasks.dtype.names == ("task", "worker", "send_start", "send_end", "compute_end")
+        assert tasks.dtype.names == ("task", "worker", "flops", "send_start", "send_end", "compute_end")
         assert tasks.shape == (24,)
         assert tasks.attrs["unit:send_start"] == "s"
         assert tasks.attrs["unit:compute_end"] == "s"
         assert tasks.attrs["unit:task"] == ""
-        assert tasks.attrs["units"] == "task=,worker=,send_start=s,send_end=s,compute_end=s"
+        assert tasks.attrs["units"] == "task=,worker=,flops=flop,send_start=s,send_end=s,compute_end=s"
         assert tasks.attrs["doc"] == "one row per task"
         data = tasks[()]
         assert list(data["task"]) == list(range(24))

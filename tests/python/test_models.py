@@ -25,7 +25,7 @@ def test_package_surface():
 def test_models_lists_master_worker_with_summary():
     m = _master_worker()
     assert m["summary"] == "master hands tasks out to workers in round robin (SimGrid's classic example)"
-    assert [p["name"] for p in m["parameters"]] == ["tasks", "task_flops", "task_bytes", "workers", "master"]
+    assert [p["name"] for p in m["parameters"]] == ["tasks", "task_flops", "task_bytes", "workers", "master", "flops_jitter"]
 
 
 def test_master_worker_parameter_declarations():
@@ -37,6 +37,7 @@ def test_master_worker_parameter_declarations():
         "task_bytes": ("size", "B", "1MB", 0.0, None),
         "workers": ("integer", "", "0", 0.0, None),
         "master": ("string", "", "", None, None),
+        "flops_jitter": ("real", "", "0", 0.0, 0.999),
     }
     for name, (type_, unit, default, lo, hi) in expected.items():
         p = params[name]

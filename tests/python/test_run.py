@@ -83,7 +83,7 @@ def test_series_and_table_types(write_scenario, tmp_path):
     res = sc.run(out=tmp_path)
     assert set(res.series) == {"tasks", "workers"}
     t = res.series["tasks"]
-    assert list(t) == ["task", "worker", "send_start", "send_end", "compute_end"]
+    assert list(t) == ["task", "worker", "flops", "send_start", "send_end", "compute_end"]
     for col in ("task", "worker"):
         assert isinstance(t[col], np.ndarray) and t[col].dtype == np.int64 and t[col].shape == (11,)
     for col in ("send_start", "send_end", "compute_end"):
@@ -94,7 +94,7 @@ def test_series_and_table_types(write_scenario, tmp_path):
 
     table = res.table("tasks")
     assert isinstance(table, np.ndarray) and table.shape == (11,)
-    assert table.dtype.names == ("task", "worker", "send_start", "send_end", "compute_end")
+    assert table.dtype.names == ("task", "worker", "flops", "send_start", "send_end", "compute_end")
     assert table.dtype["task"] == np.int64 and table.dtype["compute_end"] == np.float64
     for col in table.dtype.names:
         np.testing.assert_array_equal(table[col], t[col])
@@ -112,7 +112,7 @@ def test_summary_content(write_scenario, tmp_path, star):
     res = sc.run(out=tmp_path / "o")
     summ = res.summary
     assert summ["seed"] == 77
-    assert summ["parameters"] == {"tasks": 9, "task_flops": 5e8, "task_bytes": 2e6, "workers": 2, "master": ""}
+    assert summ["parameters"] == {"tasks": 9, "task_flops": 5e8, "task_bytes": 2e6, "workers": 2, "master": "", "flops_jitter": 0.0}
     assert summ["parameters"] == sc.params
     assert summ["simgrid_version"] == "3.32.0"
     assert summ["simcore_version"] == simcore.__version__
@@ -271,7 +271,9 @@ def test_output_folder_that_is_a_file(write_scenario, tmp_path):
     sc = simcore.load(write_scenario(params=COMM_BOUND))
     with pytest.raises(simcore.InputError) as e:
         sc.run(out=blocker / "sub")
-    assert str(e.value).startswith("%s: cannot create the output folder" % (blocker / "sub"))
+    assert str(e.value) == ("%s: output folder: '%s' is not a directory; expected a folder path"
+                            % (blocker / "sub", blocker))
+    assert not (blocker / "sub").exists()
 
 
 def test_exit_codes_map_to_exceptions(star_scenario_path, tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ import pytest
 
 import simcore
 
-STAR_PARAMS = {"tasks": 200, "task_flops": 1e9, "task_bytes": 1e7, "workers": 16, "master": ""}
+STAR_PARAMS = {"tasks": 200, "task_flops": 1e9, "task_bytes": 1e7, "workers": 16, "master": "", "flops_jitter": 0.0}
 
 
 # --- load -------------------------------------------------------------------------------------
@@ -35,7 +35,7 @@ def test_params_in_base_units_and_types(star_scenario_path):
 def test_defaults_fill_unset_params(write_scenario):
     sc = simcore.load(write_scenario(params={"workers": 3}))
     # Defaults of master_worker: tasks 100, task_flops 1Gf, task_bytes 1MB (10^6 B), master "".
-    assert sc.params == {"tasks": 100, "task_flops": 1e9, "task_bytes": 1e6, "workers": 3, "master": ""}
+    assert sc.params == {"tasks": 100, "task_flops": 1e9, "task_bytes": 1e6, "workers": 3, "master": "", "flops_jitter": 0.0}
     assert sc.seed == 7
 
 
@@ -69,7 +69,7 @@ def test_set_positional_and_keywords(star_scenario_path):
     assert sc.set("tasks", 10) is sc
     assert sc.params["tasks"] == 10
     assert sc.set(task_bytes="4MB", task_flops=2.5e8, workers=3, master="node-5") is sc
-    assert sc.params == {"tasks": 10, "task_flops": 2.5e8, "task_bytes": 4e6, "workers": 3, "master": "node-5"}
+    assert sc.params == {"tasks": 10, "task_flops": 2.5e8, "task_bytes": 4e6, "workers": 3, "master": "node-5", "flops_jitter": 0.0}
 
 
 @pytest.mark.parametrize("name, value, expected", [
@@ -114,7 +114,7 @@ def test_set_bool_goes_through_as_boolean_text(star_scenario_path):
 
 @pytest.mark.parametrize("kw, message", [
     ({"taskz": 3}, "set(taskz=3): unknown parameter 'taskz'; expected one of: tasks, task_flops, task_bytes, "
-                   "workers, master"),
+                   "workers, master, flops_jitter"),
     ({"tasks": 0}, "set(tasks=0): parameter 'tasks' = '0' is out of range; expected a value between 1 and 100000000"),
     ({"tasks": 100000001}, "set(tasks=100000001): parameter 'tasks' = '100000001' is out of range; "
                            "expected a value between 1 and 100000000"),
@@ -236,7 +236,7 @@ BAD_FILES = {
     "unknown_param.xml": (
         '<?xml version="1.0"?>\n<scenario model="master_worker" seed="1">\n  <platform file="{plat}"/>\n'
         '  <param name="taskz" value="3"/>\n</scenario>\n',
-        ":4: unknown parameter 'taskz'; expected one of: tasks, task_flops, task_bytes, workers, master"),
+        ":4: unknown parameter 'taskz'; expected one of: tasks, task_flops, task_bytes, workers, master, flops_jitter"),
     "bad_unit.xml": (
         '<?xml version="1.0"?>\n<scenario model="master_worker" seed="1">\n  <platform file="{plat}"/>\n\n'
         '  <param name="task_bytes" value="10furlongs"/>\n</scenario>\n',

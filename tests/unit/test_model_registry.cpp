@@ -15,7 +15,7 @@ TEST_CASE("ModelRegistry: master_worker is registered with its parameters", "[re
   REQUIRE(m->factory);
   CHECK(m->factory() != nullptr);
 
-  REQUIRE(m->params.size() == 5);
+  REQUIRE(m->params.size() == 6);
   const auto& p = m->params;
   CHECK(p[0].name == "tasks");
   CHECK(p[0].type == ParamType::Integer);
@@ -38,6 +38,11 @@ TEST_CASE("ModelRegistry: master_worker is registered with its parameters", "[re
   CHECK(p[4].name == "master");
   CHECK(p[4].type == ParamType::String);
   CHECK(p[4].default_value.empty());
+  CHECK(p[5].name == "flops_jitter");
+  CHECK(p[5].type == ParamType::Real);
+  CHECK(p[5].default_value == "0");
+  CHECK(p[5].min == 0.0);
+  CHECK(p[5].max == 0.999);
   for (const auto& s : p) {
     CHECK_FALSE(s.required());
     CHECK_FALSE(s.doc.empty());

@@ -115,7 +115,7 @@ TEST_CASE("Scenario::set_assignment errors name the assignment", "[scenario]")
   CHECK_THROWS_WITH(sc.set_assignment("tasks=0"),
                     "--set tasks=0: parameter 'tasks' = '0' is out of range; expected a value between 1 and 100000000");
   CHECK_THROWS_WITH(sc.set_assignment("nope=1"),
-                    "--set nope=1: unknown parameter 'nope'; expected one of: tasks, task_flops, task_bytes, workers, master");
+                    "--set nope=1: unknown parameter 'nope'; expected one of: tasks, task_flops, task_bytes, workers, master, flops_jitter");
   CHECK_THROWS_AS(sc.set_assignment("task_flops=1Gx"), simcore::InputError);
   CHECK(sc.params().get_int("tasks") == 200); // unchanged by the failed overrides
 }

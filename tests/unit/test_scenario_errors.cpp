@@ -101,7 +101,7 @@ TEST_CASE("scenario errors: calibration file does not exist", "[scenario][errors
 TEST_CASE("scenario errors: unknown parameter lists the model's parameters", "[scenario][errors]")
 {
   check_error("unknown_param.xml", 7,
-              {"unknown parameter 'taks'; expected one of: tasks, task_flops, task_bytes, workers, master"});
+              {"unknown parameter 'taks'; expected one of: tasks, task_flops, task_bytes, workers, master, flops_jitter"});
 }
 
 TEST_CASE("scenario errors: value of the wrong type", "[scenario][errors]")

@@ -2,10 +2,11 @@
  *
  * A master hands `tasks` tasks out to its workers in round robin. Each task is a message
  * of `task_bytes` (a blocking put: the master waits until the worker has it) followed by
- * `task_flops` of computation on the worker. */
+ * `task_flops` of computation on the worker (optionally jittered with seeded randomness). */
 #include <simcore/error.hpp>
 #include <simcore/model.hpp>
 #include <simcore/model_registry.hpp>
+#include <simcore/random_streams.hpp>
 #include <simcore/results.hpp>
 #include <simcore/sim_context.hpp>
 
@@ -39,6 +40,12 @@ public:
     tasks_ = p.get_int("tasks");
     flops_ = p.get_double("task_flops");
     bytes_ = p.get_double("task_bytes");
+    // Work of each task, drawn once up front from the kernel's stream for this purpose.
+    const double jitter = p.get_double("flops_jitter");
+    auto& rng = ctx.rng("task_flops");
+    task_flops_.resize(tasks_);
+    for (auto& f : task_flops_)
+      f = jitter > 0 ? flops_ * simcore::uniform(rng, 1 - jitter, 1 + jitter) : flops_;
 
     auto hosts = ctx.hosts_sorted();
     sg4::Host* master = p.get_string("master").empty() ? hosts.front() : ctx.host(p.get_string("master"), "master");
@@ -85,6 +92,7 @@ public:
     results.add_table("tasks", "one row per task")
         .add_column("task", "", ids)
         .add_column("worker", "", worker)
+        .add_column("flops", "flop", task_flops_)
         .add_column("send_start", "s", send_start_)
         .add_column("send_end", "s", send_end_)
         .add_column("compute_end", "s", compute_end_);
@@ -119,7 +127,7 @@ private:
       if (msg->id < 0)
         return;
       const double start = sg4::Engine::get_clock();
-      sg4::this_actor::execute(flops_);
+      sg4::this_actor::execute(task_flops_[msg->id]);
       compute_end_[msg->id] = sg4::Engine::get_clock();
       busy_[w] += compute_end_[msg->id] - start;
       done_[w]++;
@@ -130,7 +138,7 @@ private:
   double flops_ = 0;
   double bytes_ = 0;
   std::vector<sg4::Host*> workers_;
-  std::vector<double> send_start_, send_end_, compute_end_, busy_;
+  std::vector<double> task_flops_, send_start_, send_end_, compute_end_, busy_;
   std::vector<std::int64_t> done_;
 };
 
@@ -146,6 +154,8 @@ simcore::ModelInfo make_info()
               ParamSpec::quantity("task_bytes", ParamType::Size, "1MB", "size of one task's input message").at_least(0),
               ParamSpec::integer("workers", 0, "number of workers; 0 uses every host but the master").at_least(0),
               ParamSpec::string("master", "", "host of the master; empty takes the first host by name"),
+              ParamSpec::real("flops_jitter", 0, "each task's work is task_flops x U(1-j, 1+j), from stream 'task_flops'")
+                  .within(0, 0.999),
           },
           [] { return std::make_unique<MasterWorker>(); }};
 }

@@ -17,6 +17,9 @@ void write_trace_h5(const std::string& path, const Results& results);
 /** Writes `text` to `path` through a temporary file in the same folder and a rename. */
 void write_file_atomically(const std::string& path, const std::string& text);
 
+/** Removes summary.json and trace.h5 from `dir`, if there. */
+void remove_result(const std::string& dir);
+
 /** Creates `dir` (and parents), then writes trace.h5 (if wanted) and summary.json, each via
  *  a temporary name renamed at the end; summary.json comes last, so its presence means the
  *  run completed. Removes stale files of an earlier run first. */
