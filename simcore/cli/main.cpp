@@ -110,7 +110,12 @@ RunArgs parse_run_args(const std::vector<std::string>& args, bool allow_run_opti
       r.json = true;
     else if (allow_run_options && a == "--quiet")
       r.quiet = true;
-    else if (a.rfind("--log=", 0) == 0 || a.rfind("--cfg=", 0) == 0)
+    else if (a.rfind("--cfg=", 0) == 0) {
+      auto colon = a.find(':');
+      if (colon == std::string::npos || colon == 6)
+        throw InputError(a, "expected --cfg=NAME:VALUE, e.g. --cfg=network/latency-factor:1");
+      r.options.simgrid_config.emplace_back(a.substr(6, colon - 6), a.substr(colon + 1));
+    } else if (a.rfind("--log=", 0) == 0)
       r.options.simgrid_args.push_back(a);
     else if (!a.empty() && a[0] == '-')
       throw InputError("command line", "unknown option '" + a + "'; see --help");

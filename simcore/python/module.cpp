@@ -68,10 +68,22 @@ std::vector<std::tuple<int, std::string, std::string>> run_in_children(const std
   simcore::RunOptions options;
   options.progress = progress ? simcore::Progress::Always : simcore::Progress::Never;
   std::vector<simcore::ChildOutcome> outcomes;
+  bool interrupted = false;
   {
     py::gil_scoped_release release;
-    outcomes = simcore::run_in_children(scenarios, jobs, options);
+    // Poll Python's signal flag while waiting, so Ctrl-C ends the children and raises here.
+    auto check = [&interrupted] {
+      py::gil_scoped_acquire acquire;
+      interrupted = PyErr_CheckSignals() != 0;
+      return interrupted;
+    };
+    try {
+      outcomes = simcore::run_in_children(scenarios, jobs, options, check);
+    } catch (const simcore::Interrupted&) {
+    }
   }
+  if (interrupted)
+    throw py::error_already_set();
   std::vector<std::tuple<int, std::string, std::string>> out;
   for (const auto& o : outcomes)
     out.emplace_back(o.exit_code, o.error, o.output_dir);

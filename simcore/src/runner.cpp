@@ -19,6 +19,7 @@
 #include <exception>
 #include <cstdio>
 #include <filesystem>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -100,15 +101,21 @@ nlohmann::ordered_json tables_json(const Results& results)
   return j;
 }
 
+/** The first line of a SimGrid message, without trailing punctuation. */
+std::string first_line(const std::string& text)
+{
+  std::string s = text.substr(0, text.find('\n'));
+  while (!s.empty() && (s.back() == '.' || s.back() == ' ' || s.back() == ':'))
+    s.pop_back();
+  return s;
+}
+
 void set_simgrid_config(const std::string& name, const std::string& value, const std::string& where)
 {
   try {
     simgrid::s4u::Engine::set_config(name + ":" + value);
   } catch (const std::exception& e) {
-    std::string why = e.what();
-    why = why.substr(0, why.find('\n')); // SimGrid appends the list of every known item
-    while (!why.empty() && (why.back() == '.' || why.back() == ' ' || why.back() == ':'))
-      why.pop_back();
+    const std::string why = first_line(e.what()); // SimGrid appends the list of every known item
     throw InputError(where, "SimGrid configuration '" + name + "' = '" + value + "' is not accepted (" + why +
                                 "); expected an item listed by SimGrid's --help-cfg");
   }
@@ -180,13 +187,23 @@ void prepare(Prepared& p, const Scenario& scenario, const RunOptions& options)
     p.argv.push_back(a.data());
   p.argv.push_back(nullptr);
   p.argc = static_cast<int>(p.args.size());
-  p.engine = std::make_unique<simgrid::s4u::Engine>(&p.argc, p.argv.data());
+  try {
+    p.engine = std::make_unique<simgrid::s4u::Engine>(&p.argc, p.argv.data());
+  } catch (const std::exception& e) {
+    std::string args;
+    for (const auto& a : options.simgrid_args)
+      args += (args.empty() ? "" : " ") + a;
+    throw InputError("command line", "SimGrid rejected '" + args + "' (" + first_line(e.what()) +
+                                         "); expected --log=CATEGORY.thres:LEVEL items");
+  }
   std::set_terminate(on_uncaught_exception); // after SimGrid installed its own
 
   for (const auto& [k, v] : p.profile.config())
     set_simgrid_config(k, v, p.profile.path());
   for (const auto& item : scenario.simgrid_config())
     set_simgrid_config(item.name, item.value, item.where);
+  for (const auto& [k, v] : options.simgrid_config)
+    set_simgrid_config(k, v, "--cfg=" + k + ":" + v);
 
   load_platform(*p.engine, scenario.platform_path());
   p.profile.apply_to_platform();
@@ -270,6 +287,8 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
     config[k] = v;
   for (const auto& item : scenario.simgrid_config())
     config[item.name] = item.value;
+  for (const auto& [k, v] : options.simgrid_config)
+    config[k] = v;
   summary["simgrid_config"] = config;
   summary["simulated_time"] = simgrid::s4u::Engine::get_clock();
   summary["metrics"] = results.metrics();
@@ -287,7 +306,8 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   return summary;
 }
 
-std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios, int jobs, const RunOptions& options)
+std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios, int jobs, const RunOptions& options,
+                                          const std::function<bool()>& interrupted)
 {
   if (jobs < 1)
     jobs = 1;
@@ -332,6 +352,7 @@ std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios
         // The parent (e.g. Python) may catch SIGINT to set a flag; a child must die of it.
         std::signal(SIGINT, SIG_DFL);
         std::signal(SIGTERM, SIG_DFL);
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
         int code = kExitOk;
         std::string error;
         try {
@@ -367,6 +388,16 @@ std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios
       } else {
         ++it;
       }
+    }
+    if (interrupted && interrupted()) {
+      for (auto& r : running)
+        ::kill(r.pid, SIGTERM);
+      for (auto& r : running) {
+        int status = 0;
+        ::waitpid(r.pid, &status, 0);
+        ::close(r.fd);
+      }
+      throw Interrupted("interrupted: " + std::to_string(running.size()) + " running simulation(s) ended");
     }
     if (!reaped && !running.empty())
       ::usleep(2000);

@@ -111,7 +111,8 @@ Scenario Scenario::load(const std::string& path_arg)
 {
   Scenario sc;
   std::error_code ec;
-  fs::path path = fs::absolute(path_arg, ec).lexically_normal();
+  // Resolve symbolic links, so that "../" in the file means what the operating system means.
+  fs::path path = fs::weakly_canonical(fs::absolute(path_arg, ec), ec);
   std::ifstream in(path, std::ios::binary);
   if (!in || fs::is_directory(path, ec))
     throw InputError(path_arg, "cannot read the scenario file; expected an existing XML file");

@@ -38,12 +38,18 @@ std::vector<simgrid::s4u::Host*> SimContext::hosts_sorted() const
   return hosts;
 }
 
+InputError SimContext::param_error(const std::string& param, const std::string& message) const
+{
+  const std::string& origin = params().origin(param);
+  return InputError(origin == "default" ? scenario_.path() + " (default of '" + param + "')" : origin, message);
+}
+
 simgrid::s4u::Host* SimContext::host(const std::string& name, const std::string& param) const
 {
   auto* h = engine_.host_by_name_or_null(name);
   if (!h)
-    throw InputError(scenario_.path(), "parameter '" + param + "' names host '" + name +
-                                           "', which the platform " + scenario_.platform_path() + " does not have");
+    throw param_error(param, "parameter '" + param + "' names host '" + name + "', which the platform " +
+                                 scenario_.platform_path() + " does not have");
   return h;
 }
 

@@ -398,8 +398,8 @@ def test_run_bad_set_creates_no_output(tmp_path):
 def test_run_model_setup_failure_exits_2_without_outputs(tmp_path):
     out = tmp_path / "out"
     proc = simcore("run", STAR_SCENARIO, "--set", "workers=100", "--out", out, cwd=tmp_path, check_rc=2)
-    assert ("simcore: error: %s: parameter 'workers' = 100 but the platform has only 16 hosts besides the master; "
-            "expected at most that" % STAR_SCENARIO) in proc.stderr
+    assert ("simcore: error: --set workers=100: parameter 'workers' = 100 but the platform has only 16 hosts "
+            "besides the master; expected at most that") in proc.stderr
     assert not out.exists()
     simcore("run", STAR_SCENARIO, "--set", "workers=100", cwd=tmp_path, check_rc=2)
     assert files_under(tmp_path) == []

@@ -235,19 +235,20 @@ def test_run_setup_error_raises_input_error_like_cli(star_scenario_path, tmp_pat
     sc = simcore.load(star_scenario_path).set(master="nohost")
     with pytest.raises(simcore.InputError) as e:
         sc.run(out=tmp_path / "o")
-    assert str(e.value) == ("%s: parameter 'master' names host 'nohost', which the platform %s does not have"
-                            % (sc.path, sc.platform))
+    # Located where the value came from: the set() call here, --set on the command line.
+    detail = "parameter 'master' names host 'nohost', which the platform %s does not have" % sc.platform
+    assert str(e.value) == "set(master='nohost'): " + detail
     assert not os.path.exists(tmp_path / "o" / "summary.json")
     cli = simcore_cli("run", star_scenario_path, "--set", "master=nohost", "--out", tmp_path / "cli", "--quiet")
-    assert cli_error_of(cli) == str(e.value)
+    assert cli_error_of(cli) == "--set master=nohost: " + detail
 
 
 def test_run_too_many_workers_is_input_error(star_scenario_path, tmp_path):
     sc = simcore.load(star_scenario_path).set(workers=17)
     with pytest.raises(simcore.InputError) as e:
         sc.run(out=tmp_path)
-    assert str(e.value) == ("%s: parameter 'workers' = 17 but the platform has only 16 hosts besides the "
-                            "master; expected at most that" % sc.path)
+    assert str(e.value) == ("set(workers=17): parameter 'workers' = 17 but the platform has only 16 hosts besides the "
+                            "master; expected at most that")
 
 
 def test_run_many_errors_in_place(star_scenario_path, tmp_path, star, makespan_of):

@@ -194,7 +194,7 @@ TEST_CASE("run_scenario: a model set-up error leaves no output", "[master_worker
     simcore::run_scenario(sc);
     FAIL("workers=100 accepted on 17 hosts");
   } catch (const simcore::InputError& e) {
-    CHECK(e.where() == (tmp.path / "mw.xml").string());
+    CHECK(e.where() == (tmp.path / "mw.xml").string() + ":4"); // the <param name="workers"> line
     CHECK(e.detail() ==
           "parameter 'workers' = 100 but the platform has only 16 hosts besides the master; expected at most that");
   }

@@ -73,3 +73,14 @@ TEST_CASE("Results: table names are unique and usable as HDF5 names", "[results]
   CHECK_THROWS_WITH(r.add_table(""), "invalid table name ''");
   CHECK(r.tables().size() == 1);
 }
+
+TEST_CASE("Results: a table reference stays valid when more tables are added", "[results]")
+{
+  simcore::Results r;
+  auto& first = r.add_table("first");
+  for (int i = 0; i < 100; i++)
+    r.add_table("t" + std::to_string(i));
+  first.add_column("x", "s", std::vector<double>{1.0, 2.0});
+  CHECK(r.tables().front().name() == "first");
+  CHECK(r.tables().front().rows() == 2);
+}

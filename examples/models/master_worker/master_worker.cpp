@@ -53,13 +53,13 @@ public:
     std::copy_if(hosts.begin(), hosts.end(), std::back_inserter(others), [master](auto* h) { return h != master; });
     const auto wanted = p.get_int("workers");
     if (wanted > static_cast<std::int64_t>(others.size()))
-      throw simcore::InputError(ctx.scenario().path(), "parameter 'workers' = " + std::to_string(wanted) +
+      throw ctx.param_error("workers", "parameter 'workers' = " + std::to_string(wanted) +
                                                            " but the platform has only " + std::to_string(others.size()) +
                                                            " hosts besides the master; expected at most that");
     if (wanted > 0)
       others.resize(static_cast<std::size_t>(wanted));
     if (others.empty())
-      throw simcore::InputError(ctx.scenario().path(), "the platform has no host for a worker; expected at least 2 hosts");
+      throw simcore::InputError(ctx.scenario().platform_path(), "the platform has no host for a worker; expected at least 2 hosts");
     workers_ = others;
 
     send_start_.assign(tasks_, 0);

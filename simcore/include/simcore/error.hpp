@@ -37,6 +37,12 @@ public:
   using Error::Error;
 };
 
+/** A caller asked run_in_children() to stop (e.g. Ctrl-C in Python); children were ended. */
+class Interrupted : public Error {
+public:
+  using Error::Error;
+};
+
 /** Exit codes of the command line tool (and of child processes). */
 enum ExitCode : int { kExitOk = 0, kExitInternal = 1, kExitBadInput = 2 };
 

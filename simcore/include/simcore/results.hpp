@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <type_traits>
@@ -51,18 +52,18 @@ public:
   {
     set_metric(name, static_cast<std::int64_t>(value), unit);
   }
-  /** A new table; names are unique. */
+  /** A new table; names are unique. The reference stays valid when more tables are added. */
   Table& add_table(const std::string& name, const std::string& doc = "");
 
   const nlohmann::ordered_json& metrics() const { return metrics_; }
   const nlohmann::ordered_json& metric_units() const { return units_; }
-  const std::vector<Table>& tables() const { return tables_; }
+  const std::deque<Table>& tables() const { return tables_; }
 
 private:
   void check_new_metric(const std::string& name) const;
   nlohmann::ordered_json metrics_ = nlohmann::ordered_json::object();
   nlohmann::ordered_json units_ = nlohmann::ordered_json::object();
-  std::vector<Table> tables_;
+  std::deque<Table> tables_;
 };
 
 } // namespace simcore

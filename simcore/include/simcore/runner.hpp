@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace simcore {
@@ -15,7 +17,10 @@ enum class Progress { Auto, Always, Never };
 struct RunOptions {
   /** Auto: a progress line on stderr for runs longer than about 2 s when stderr is a terminal. */
   Progress progress = Progress::Auto;
-  /** Extra SimGrid command line items ("--log=...", "--cfg=..."). */
+  /** SimGrid configuration items (name, value) applied after the scenario's own, like
+   *  <config> elements ("--cfg=name:value" on the command line). Recorded in summary.json. */
+  std::vector<std::pair<std::string, std::string>> simgrid_config;
+  /** Extra SimGrid command line items, e.g. "--log=model_dtl.thres:debug". */
   std::vector<std::string> simgrid_args;
 };
 
@@ -38,8 +43,11 @@ struct ChildOutcome {
 };
 
 /** Runs each scenario in its own forked child process, at most `jobs` at a time, and waits
- *  for all. Outcomes are in the order of `scenarios`. */
+ *  for all. Outcomes are in the order of `scenarios`. `interrupted` is polled while waiting:
+ *  when it returns true, the children get SIGTERM, are reaped, and Interrupted is thrown.
+ *  Children also die when the parent dies. */
 std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios, int jobs,
-                                          const RunOptions& options = {});
+                                          const RunOptions& options = {},
+                                          const std::function<bool()>& interrupted = {});
 
 } // namespace simcore

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "simcore/calibration_profile.hpp"
+#include "simcore/error.hpp"
 #include "simcore/param_set.hpp"
 #include "simcore/random_streams.hpp"
 #include "simcore/scenario.hpp"
@@ -42,6 +43,9 @@ public:
 
   /** All hosts, sorted by name (SimGrid's own order is not guaranteed stable). */
   std::vector<simgrid::s4u::Host*> hosts_sorted() const;
+  /** An InputError about a parameter, located where its value came from ("file:line",
+   *  "--set name=value", or "default"), for checks a model makes against the platform. */
+  InputError param_error(const std::string& param, const std::string& message) const;
   /** A host by name; InputError naming the parameter when it does not exist. */
   simgrid::s4u::Host* host(const std::string& name, const std::string& param) const;
   /** Host speed in flop/s after calibration (SimGrid applies calibrated speeds as a speed

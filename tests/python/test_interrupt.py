@@ -1,0 +1,54 @@
+"""Ctrl-C in a Python sweep ends the running simulations and raises KeyboardInterrupt at once."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+from conftest import STAR_SCENARIO
+
+
+def test_sigint_stops_run_many_promptly(tmp_path):
+    script = textwrap.dedent("""
+        import simcore, sys
+        sc = simcore.load(%r).with_params(tasks=1000000, task_flops="1Mf")
+        print("started", flush=True)
+        try:
+            simcore.run_many([sc] * 4, jobs=2, out=%r)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            sys.exit(3)
+        sys.exit(0)
+    """ % (str(STAR_SCENARIO), str(tmp_path / "runs")))
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ)
+    assert proc.stdout.readline() == "started\n"
+    time.sleep(1.0)  # each run needs about 6 s: all are in flight or waiting
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    assert time.monotonic() - t0 < 3.0
+    assert proc.returncode == 3
+    assert out == "interrupted\n"
+    # No run completed, and no child is left behind.
+    assert not any((tmp_path / "runs").glob("*/summary.json"))
+    time.sleep(0.2)
+    assert _processes_mentioning(str(tmp_path / "runs")) == []
+
+
+def _processes_mentioning(text):
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                cmdline = f.read().decode(errors="replace")
+            with open("/proc/%s/stat" % pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if text in cmdline and state != "Z":
+            found.append(pid)
+    return found
