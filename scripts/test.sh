@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # README command 2: install what is missing, build if needed, run every test
 # (C++ unit tests with Catch2, CLI and Python tests with pytest) under ctest.
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-scripts/build.sh
+scripts/install-deps.sh || exit 1
+scripts/build.sh || exit 1
 cd build
-ctest --output-on-failure -j"$(nproc)"
+ctest --output-on-failure -j"$(nproc)" 2>&1 | tee ctest-last.log
+rc=${PIPESTATUS[0]}
+# ctest's own summary, restated as the closing line: "tests: N passed, N failed".
+summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' ctest-last.log | tail -1)
+if [ -n "$summary" ]; then
+  failed=$(echo "$summary" | sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+)/\1/')
+  total=$(echo "$summary" | sed -E 's/.* failed out of ([0-9]+)/\1/')
+  echo "tests: $((total - failed)) passed, $failed failed"
+fi
+exit "$rc"

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,8 @@ Options:
   --seed N           override the scenario's seed
   --out DIR          output folder (default: the scenario's <output dir>, else
                      results/<scenario file name without .xml>)
+  --calibration FILE use this calibration profile instead of the scenario's
+                     ("" for none)
   --progress         always print a progress line on stderr
   --no-progress      never print it (default: only when stderr is a terminal
                      and the run takes more than about 2 s)
@@ -52,7 +55,7 @@ Options:
   --log=... --cfg=...  passed to SimGrid (e.g. --cfg=network/latency-factor:1)
 )";
 
-const char* kValidateHelp = R"(simcore validate SCENARIO.xml [--set NAME=VALUE]... [--seed N]
+const char* kValidateHelp = R"(simcore validate SCENARIO.xml [--set NAME=VALUE]... [--seed N] [--calibration FILE]
 
 Checks the scenario, its parameters, its calibration profile, its platform and the
 model's set-up on that platform, without running. Exit 0 when valid, 2 otherwise.
@@ -75,6 +78,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::string seed;
   std::string out;
+  std::optional<std::string> calibration;
   simcore::RunOptions options;
   bool json = false;
   bool quiet = false;
@@ -102,6 +106,10 @@ RunArgs parse_run_args(const std::vector<std::string>& args, bool allow_run_opti
       r.out = value("--out");
     else if (allow_run_options && a.rfind("--out=", 0) == 0)
       r.out = a.substr(6);
+    else if (a == "--calibration")
+      r.calibration = value("--calibration");
+    else if (a.rfind("--calibration=", 0) == 0)
+      r.calibration = a.substr(14);
     else if (allow_run_options && a == "--progress")
       r.options.progress = simcore::Progress::Always;
     else if (allow_run_options && a == "--no-progress")
@@ -124,6 +132,12 @@ RunArgs parse_run_args(const std::vector<std::string>& args, bool allow_run_opti
     else
       throw InputError("command line", "unexpected argument '" + a + "'; expected one scenario file");
   }
+  for (std::size_t i = 0; i + 1 < args.size(); i++)
+    if (args[i] == "--out" && args[i + 1].empty())
+      throw InputError("--out", "empty folder name; expected a folder path");
+  for (const auto& a : args)
+    if (a == "--out=")
+      throw InputError("--out", "empty folder name; expected a folder path");
   if (r.scenario.empty())
     throw InputError("command line", "no scenario file given; expected simcore " +
                                          std::string(allow_run_options ? "run" : "validate") + " SCENARIO.xml");
@@ -139,6 +153,8 @@ simcore::Scenario load_with_overrides(const RunArgs& r)
     sc.set_seed(simcore::parse_seed(r.seed, "--seed " + r.seed));
   if (!r.out.empty())
     sc.set_output_dir(r.out);
+  if (r.calibration)
+    sc.set_calibration(*r.calibration, "--calibration " + *r.calibration);
   return sc;
 }
 

@@ -7,10 +7,14 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 
+#include <xbt/log.h>
+
 #include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
+
+XBT_LOG_NEW_DEFAULT_SUBCATEGORY(simcore_calibration, simcore, "calibration profiles");
 
 namespace simcore {
 
@@ -36,6 +40,23 @@ double quantity_field(const nlohmann::json& j, Quantity q, const std::string& wh
   if (j.is_string())
     return parse_quantity(q, j.get<std::string>(), where);
   throw InputError(where, std::string("expected a number or a string with a unit: ") + unit_examples(q));
+}
+
+/** "10GBps", "1.5Gf", "4MiB", "2us": the quantity is recognised by its unit and stored in
+ *  base units (Bps, flop/s, B, s). */
+NamedRate rate_from_text(const std::string& text, const std::string& where)
+{
+  for (Quantity q : {Quantity::Bandwidth, Quantity::Speed, Quantity::Size, Quantity::Time}) {
+    try {
+      NamedRate r;
+      r.value = parse_quantity(q, text, where);
+      r.unit = base_unit(q);
+      return r;
+    } catch (const InputError&) {
+    }
+  }
+  throw InputError(where, "'" + text + "' has no known unit; expected a bandwidth (10GBps), speed (1Gf), size (4MiB) "
+                          "or time (2us), or a plain number");
 }
 
 std::regex compile(const std::string& pattern, const std::string& where)
@@ -133,14 +154,21 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
       NamedRate r;
       if (v.is_number()) {
         r.value = v.get<double>();
+      } else if (v.is_string()) {
+        r = rate_from_text(v.get<std::string>(), w);
       } else {
         check_keys(v, {"value", "unit", "doc"}, w);
-        if (!v.contains("value") || !v["value"].is_number())
-          throw InputError(w, "expected {\"value\": number, \"unit\": \"...\"}");
-        r.value = v["value"].get<double>();
+        if (!v.contains("value") || !(v["value"].is_number() || v["value"].is_string()))
+          throw InputError(w, "expected {\"value\": number or \"10GBps\", \"unit\": \"...\"}");
+        if (v["value"].is_string())
+          r = rate_from_text(v["value"].get<std::string>(), w);
+        else
+          r.value = v["value"].get<double>();
         for (const char* key : {"unit", "doc"})
           if (v.contains(key) && !v[key].is_string())
             throw InputError(w, std::string("expected a string for \"") + key + "\"");
+        if (v.contains("unit") && !r.unit.empty() && v["unit"].get<std::string>() != r.unit)
+          throw InputError(w, "\"unit\" says " + v["unit"].dump() + " but the value is in " + r.unit);
         if (v.contains("unit"))
           r.unit = v["unit"].get<std::string>();
         if (v.contains("doc"))
@@ -178,6 +206,17 @@ double CalibrationProfile::rate_or(const std::string& name, double fallback) con
 void CalibrationProfile::apply_to_platform() const
 {
   auto* engine = simgrid::s4u::Engine::get_instance();
+  // A rule that matches nothing is most likely a typo in a name pattern.
+  for (const auto& r : hosts_) {
+    auto hosts = engine->get_all_hosts();
+    if (std::none_of(hosts.begin(), hosts.end(), [&r](auto* h) { return std::regex_match(h->get_name(), r.re); }))
+      XBT_WARN("%s: host rule '%s' matches no host of the platform", path_.c_str(), r.pattern.c_str());
+  }
+  for (const auto& r : links_) {
+    auto links = engine->get_all_links();
+    if (std::none_of(links.begin(), links.end(), [&r](auto* l) { return std::regex_match(l->get_name(), r.re); }))
+      XBT_WARN("%s: link rule '%s' matches no link of the platform", path_.c_str(), r.pattern.c_str());
+  }
   if (!hosts_.empty()) {
     for (auto* h : engine->get_all_hosts()) {
       auto speed = host_speed(h->get_name());

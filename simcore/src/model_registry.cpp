@@ -29,6 +29,8 @@ bool ModelRegistry::add(ModelInfo info)
   for (const auto& p : info.params) {
     if (!names.insert(p.name).second)
       die("parameter '" + p.name + "' declared twice");
+    if (p.optional && p.type != ParamType::File)
+      die("parameter '" + p.name + "': only File parameters can be optional");
     if (!p.required()) {
       try {
         parse_param(p, p.default_value, "default", "");

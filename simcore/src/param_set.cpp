@@ -70,15 +70,19 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& raw, const std:
       errno = 0;
       char* end = nullptr;
       long long v = std::strtoll(text.c_str(), &end, 10);
-      if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE)
+      if (text.empty() || end != text.c_str() + text.size())
         throw InputError(where, what + " = '" + raw + "' is not an integer; expected a whole number such as 42");
+      if (errno == ERANGE)
+        throw InputError(where, what + " = '" + raw + "' is out of range; expected a value " +
+                                    (spec.min || spec.max ? range_text(spec) : "that fits in 64 bits"));
       check_range(spec, static_cast<double>(v), text, where);
       return static_cast<std::int64_t>(v);
     }
     case ParamType::Real: {
       char* end = nullptr;
       double v = std::strtod(text.c_str(), &end);
-      if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
+      if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) ||
+          text.find_first_of("xX") != std::string::npos)
         throw InputError(where, what + " = '" + raw + "' is not a number; expected a real number such as 0.5 or 1e-3");
       check_range(spec, v, text, where);
       return v;
@@ -103,6 +107,8 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& raw, const std:
       throw InputError(where, what + " = '" + raw + "' is not allowed; expected one of: " + list);
     }
     case ParamType::File: {
+      if (text.empty() && spec.optional)
+        return std::string();
       if (text.empty())
         throw InputError(where, what + " is empty; expected the path of an existing file");
       fs::path p(text);
@@ -127,6 +133,7 @@ ParamSet::ParamSet(std::vector<ParamSpec> specs) : specs_(std::move(specs))
   for (const auto& s : specs_)
     if (!s.required())
       values_[s.name] = Entry{parse_param(s, s.default_value, "default of " + s.name, ""), s.default_value, "default"};
+  // (an optional File defaults to "", meaning none)
 }
 
 const ParamSpec& ParamSet::spec(const std::string& name) const
@@ -208,11 +215,14 @@ const std::string& ParamSet::get_string(const std::string& name) const
 const std::string& ParamSet::origin(const std::string& name) const { return entry(name).origin; }
 const std::string& ParamSet::text(const std::string& name) const { return entry(name).text; }
 
-nlohmann::json ParamSet::to_json() const
+nlohmann::ordered_json ParamSet::to_json() const
 {
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& [name, e] : values_)
-    std::visit([&j, &n = name](const auto& v) { j[n] = v; }, e.value);
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& spec : specs_) {
+    auto it = values_.find(spec.name);
+    if (it != values_.end())
+      std::visit([&j, &n = spec.name](const auto& v) { j[n] = v; }, it->second.value);
+  }
   return j;
 }
 

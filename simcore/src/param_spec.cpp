@@ -72,5 +72,11 @@ ParamSpec ParamSpec::file(std::string name, std::string doc)
 {
   return ParamSpec{std::move(name), ParamType::File, "", {}, {}, {}, std::move(doc)};
 }
+ParamSpec ParamSpec::optional_file(std::string name, std::string doc)
+{
+  ParamSpec s{std::move(name), ParamType::File, "", {}, {}, {}, std::move(doc)};
+  s.optional = true;
+  return s;
+}
 
 } // namespace simcore

@@ -1,6 +1,7 @@
 #include "simcore/platform.hpp"
 #include "simcore/error.hpp"
 
+#include <pugixml.hpp>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -12,11 +13,36 @@
 
 namespace simcore {
 
+namespace {
+
+/** SimGrid's own parser reports a missing DOCTYPE or a wrong root element as an obscure
+ *  "Unexpected character in prolog"; say what is expected instead. */
+void precheck_platform(const std::string& path)
+{
+  pugi::xml_document doc;
+  auto res = doc.load_file(path.c_str(), pugi::parse_default | pugi::parse_doctype);
+  if (!res)
+    return; // SimGrid reports XML syntax errors with their line
+  bool doctype = false;
+  for (const auto& n : doc.children())
+    if (n.type() == pugi::node_doctype)
+      doctype = true;
+  const std::string root = doc.document_element().name();
+  if (root != "platform")
+    throw InputError(path, "root element is <" + root + ">; expected a SimGrid platform (<platform version=\"4.1\">)");
+  if (!doctype)
+    throw InputError(path, "no <!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\"> line; SimGrid's "
+                           "parser needs it after the <?xml?> line");
+}
+
+} // namespace
+
 void load_platform(simgrid::s4u::Engine& engine, const std::string& path)
 {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw InputError(path, "platform file does not exist; expected a SimGrid XML platform (DTD 4.1)");
+  precheck_platform(path);
   try {
     engine.load_platform(path);
   } catch (const simgrid::ParseError& e) {
@@ -27,7 +53,10 @@ void load_platform(simgrid::s4u::Engine& engine, const std::string& path)
       msg = msg.substr(prefix.size());
       auto sep = msg.find(": ");
       if (sep != std::string::npos)
-        throw InputError(msg.substr(0, sep), "invalid platform: " + msg.substr(sep + 2));
+      {
+        std::string what = msg.substr(sep + 2);
+        throw InputError(msg.substr(0, sep), "invalid platform: " + what.substr(0, what.find('\n')));
+      }
     }
     throw InputError(path, "invalid platform: " + msg);
   } catch (const std::invalid_argument& e) {

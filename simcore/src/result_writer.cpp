@@ -139,6 +139,12 @@ void remove_result(const std::string& dir)
   std::error_code ec;
   fs::remove(fs::path(dir) / "summary.json", ec); // first: without it a folder holds no result
   fs::remove(fs::path(dir) / "trace.h5", ec);
+  // Temporary files of killed runs.
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("summary.json.tmp.", 0) == 0 || name.rfind("trace.h5.tmp.", 0) == 0)
+      fs::remove(it->path(), ec);
+  }
 }
 
 void write_results(const std::string& dir, const nlohmann::ordered_json& summary, const Results& results,

@@ -2,6 +2,7 @@
 #include "simcore/error.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace simcore {
@@ -13,8 +14,11 @@ std::size_t Column::size() const
 
 void Table::check_new_column(const std::string& name, std::size_t size) const
 {
-  if (name.empty())
-    throw InternalError("table '" + name_ + "': empty column name");
+  const bool valid = !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '.' || c == '-';
+  });
+  if (!valid)
+    throw InternalError("table '" + name_ + "': column name '" + name + "' must be letters, digits, '_', '.' or '-'");
   for (const auto& c : columns_)
     if (c.name == name)
       throw InternalError("table '" + name_ + "': duplicate column '" + name + "'");

@@ -15,10 +15,12 @@
 #include <xbt/log.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <csignal>
 #include <exception>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -45,7 +47,7 @@ public:
   }
   void update(double sim_time)
   {
-    if (!enabled_ || ++calls_ % 64 != 0)
+    if (!enabled_)
       return;
     auto now = Clock::now();
     if (now < next_)
@@ -67,7 +69,6 @@ private:
   bool enabled_ = false;
   bool tty_ = false;
   bool printed_ = false;
-  unsigned long calls_ = 0;
   Clock::time_point start_;
   Clock::time_point next_;
 };
@@ -82,11 +83,23 @@ std::string simgrid_version_string()
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
 }
 
+/** High-water mark of the resident set (VmHWM), which a forked child can reset. */
 long peak_memory_bytes()
 {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0)
+      return std::atol(line.c_str() + 6) * 1024L; // kB
   struct rusage ru;
   ::getrusage(RUSAGE_SELF, &ru);
   return ru.ru_maxrss * 1024L; // Linux reports KiB
+}
+
+/** A forked child inherits its parent's high-water mark; start counting afresh. */
+void reset_peak_memory()
+{
+  std::ofstream("/proc/self/clear_refs") << "5";
 }
 
 nlohmann::ordered_json tables_json(const Results& results)
@@ -166,6 +179,16 @@ void check_output_dir(const std::string& dir)
 /** Everything up to the start of the simulation: engine, configuration, platform,
  *  calibration, model actors. */
 struct Prepared {
+  Prepared() = default;
+  Prepared(const Prepared&) = delete;
+  Prepared& operator=(const Prepared&) = delete;
+  ~Prepared()
+  {
+    // Actors created by set-up that never ran make SimGrid warn at teardown; nothing is wrong.
+    if (engine && !ran)
+      xbt_log_control_set("ker_engine.thres:error");
+  }
+  bool ran = false;
   CalibrationProfile profile;
   std::vector<std::string> args;
   std::vector<char*> argv;
@@ -217,6 +240,7 @@ void prepare(Prepared& p, const Scenario& scenario, const RunOptions& options)
 
 void validate_scenario(const Scenario& scenario, const RunOptions& options)
 {
+  check_output_dir(scenario.output_dir());
   Prepared p;
   prepare(p, scenario, options);
 }
@@ -224,9 +248,9 @@ void validate_scenario(const Scenario& scenario, const RunOptions& options)
 nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& options)
 {
   const auto wall_start = Clock::now();
+  check_output_dir(scenario.output_dir());
   Prepared p;
   prepare(p, scenario, options);
-  check_output_dir(scenario.output_dir());
   // From here on the folder must not show the previous run's result as if it were this one's.
   remove_result(scenario.output_dir());
   auto& engine = *p.engine;
@@ -243,6 +267,7 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   });
   simgrid::s4u::Engine::on_deadlock_cb([]() { g_deadlock = true; });
   const auto sim_start = Clock::now();
+  p.ran = true;
   try {
     engine.run();
   } catch (const InputError&) {
@@ -353,6 +378,7 @@ std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios
         std::signal(SIGINT, SIG_DFL);
         std::signal(SIGTERM, SIG_DFL);
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        reset_peak_memory();
         int code = kExitOk;
         std::string error;
         try {

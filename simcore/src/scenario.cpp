@@ -62,6 +62,11 @@ private:
 
 void check_attributes(const pugi::xml_node& n, const std::set<std::string>& allowed, const Locator& loc)
 {
+  std::set<std::string> seen;
+  for (const auto& a : n.attributes())
+    if (!seen.insert(a.name()).second)
+      throw InputError(loc.at(n), "<" + std::string(n.name()) + "> has attribute '" + a.name() +
+                                      "' twice; expected it at most once");
   for (const auto& a : n.attributes())
     if (!allowed.count(a.name())) {
       std::string list;
@@ -215,6 +220,15 @@ const ModelInfo& Scenario::model() const
 void Scenario::set(const std::string& name, const std::string& value, const std::string& where)
 {
   params_.set(name, value, where, fs::current_path().string());
+}
+
+void Scenario::set_calibration(const std::string& path, const std::string& where)
+{
+  if (path.empty()) {
+    calibration_.clear();
+    return;
+  }
+  calibration_ = existing_file(path, fs::current_path().string(), "calibration", where);
 }
 
 void Scenario::set_assignment(const std::string& assignment)

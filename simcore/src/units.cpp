@@ -47,6 +47,8 @@ bool parse_plain_number(const std::string& text, double& out)
 
 double parse_quantity(Quantity q, const std::string& text, const std::string& where)
 {
+  if (text.find_first_of("xX") != std::string::npos)
+    throw InputError(where, "'" + text + "' is not valid; expected " + std::string(unit_examples(q)));
   double plain;
   if (parse_plain_number(text, plain))
     return plain; // bare numbers are in base units (SimGrid would only warn)

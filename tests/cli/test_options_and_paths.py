@@ -52,3 +52,57 @@ def test_install_script_is_idempotent():
     proc = subprocess.run([str(SOURCE / "scripts" / "install-deps.sh")], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0
     assert proc.stdout == "simcore: all Debian packages present\n"
+
+
+def test_calibration_option_replaces_the_scenarios_profile(tmp_path):
+    profile = SOURCE / "tests" / "data" / "calibration" / "star_2x.json"
+    plain = run("run", STAR, "--set", "tasks=20", "--json", "--out", tmp_path / "a", cwd=tmp_path)
+    calibrated = run("run", STAR, "--set", "tasks=20", "--json", "--out", tmp_path / "b", "--calibration", profile,
+                     cwd=tmp_path)
+    assert plain.returncode == 0 and calibrated.returncode == 0, calibrated.stderr
+    a, b = json.loads(plain.stdout), json.loads(calibrated.stdout)
+    assert b["scenario"]["calibration"] == str(profile)
+    # 2 Gflop/s hosts halve the 1 s tasks; 16 workers, 20 tasks: two rounds of (c + 0.5 s).
+    assert b["metrics"]["makespan"] < 0.6 * a["metrics"]["makespan"]
+    proc = run("validate", STAR, "--calibration", "nope.json", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "--calibration nope.json: calibration file '%s' does not exist" % (tmp_path / "nope.json") in proc.stderr
+
+
+def test_validate_prints_no_simgrid_noise(tmp_path):
+    proc = run("validate", STAR, cwd=tmp_path)
+    assert proc.returncode == 0
+    assert proc.stderr == ""
+
+
+def test_empty_out_is_rejected(tmp_path):
+    for args in (["--out", ""], ["--out="]):
+        proc = run("run", STAR, *args, cwd=tmp_path)
+        assert proc.returncode == 2
+        assert "--out: empty folder name; expected a folder path" in proc.stderr
+
+
+def test_duplicate_attribute_is_rejected(tmp_path):
+    path = tmp_path / "dup.xml"
+    path.write_text('<scenario model="master_worker" seed="1" seed="2">\n  <platform file="%s"/>\n</scenario>\n'
+                    % (SOURCE / "platforms" / "star.xml"))
+    proc = run("validate", path, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "%s:1: <scenario> has attribute 'seed' twice; expected it at most once" % path in proc.stderr
+
+
+def test_platform_without_doctype_or_with_wrong_root(tmp_path):
+    nodoc = tmp_path / "nodoc.xml"
+    nodoc.write_text('<?xml version="1.0"?>\n<platform version="4.1">\n  <zone id="z" routing="Full"/>\n</platform>\n')
+    proc = run("platform", nodoc, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "no <!DOCTYPE platform SYSTEM" in proc.stderr
+    proc = run("platform", STAR, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "root element is <scenario>; expected a SimGrid platform" in proc.stderr
+
+
+def test_hex_numbers_are_not_numbers(tmp_path):
+    proc = run("validate", STAR, "--set", "task_bytes=0x10", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "'0x10' is not valid; expected a size" in proc.stderr

@@ -2,6 +2,7 @@
 
 import json
 import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -140,18 +141,23 @@ def test_run_without_trace(write_scenario, tmp_path):
     assert res.metrics["tasks"] == 11
 
 
-def test_run_default_out_is_a_fresh_temporary_folder(write_scenario):
+def test_run_without_out_keeps_results_in_memory_only(write_scenario):
     sc = simcore.load(write_scenario(params=COMM_BOUND))
+    tmp = tempfile.gettempdir()
+    before = set(p for p in os.listdir(tmp) if p.startswith("simcore-"))
     a, b = sc.run(), sc.run()
-    try:
-        assert a.out != b.out
-        assert os.path.isfile(os.path.join(a.out, "summary.json"))
-        assert a.metrics == b.metrics
-    finally:
-        import shutil
+    assert a.out is None and b.out is None
+    assert a.metrics == b.metrics
+    assert len(a.series["tasks"]["compute_end"]) == sc.params["tasks"]
+    after = set(p for p in os.listdir(tmp) if p.startswith("simcore-"))
+    assert after <= before  # no temporary folder left behind
 
-        shutil.rmtree(a.out, ignore_errors=True)
-        shutil.rmtree(b.out, ignore_errors=True)
+
+def test_run_many_rejects_two_runs_into_one_folder(write_scenario, tmp_path):
+    sc = simcore.load(write_scenario(params=COMM_BOUND))
+    with pytest.raises(ValueError, match="same folder"):
+        simcore.run_many([sc, sc.with_params(tasks=2)], out=[tmp_path / "x", tmp_path / "y" / ".." / "x"])
+    assert not (tmp_path / "x").exists()
 
 
 # --- determinism and the forked child ---------------------------------------------------------

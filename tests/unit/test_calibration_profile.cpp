@@ -133,7 +133,12 @@ TEST_CASE("CalibrationProfile: invalid profiles name the place and what was expe
   CHECK(from_json_error(json::parse(R"({"simgrid_config": ["network/latency-factor"]})")) ==
         "p.json (simgrid_config): expected an object {\"network/latency-factor\": \"1\"}");
   CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": "fast"}}})")) ==
-        "p.json (rates.r): expected {\"value\": number, \"unit\": \"...\"}");
+        "p.json (rates.r): 'fast' has no known unit; expected a bandwidth (10GBps), speed (1Gf), size (4MiB) or time "
+        "(2us), or a plain number");
+  CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": "10GBps", "unit": "s"}}})")) ==
+        "p.json (rates.r): \"unit\" says \"s\" but the value is in Bps");
+  CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": []}}})")) ==
+        "p.json (rates.r): expected {\"value\": number or \"10GBps\", \"unit\": \"...\"}");
   CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": 1, "units": "B"}}})")) ==
         "p.json (rates.r): unknown key 'units'; expected one of: doc, unit, value");
   CHECK_THAT(from_json_error(json::parse(R"({"hosts": [{"match": "a", "speed": true}]})")),
@@ -167,4 +172,21 @@ TEST_CASE("CalibrationProfile: a non-string rate unit is bad input", "[calibrati
                   simcore::InputError);
   CHECK_THROWS_AS(CalibrationProfile::from_json(json::parse(R"({"rates": {"r": {"value": 1, "doc": []}}})"), "p.json"),
                   simcore::InputError);
+}
+
+TEST_CASE("CalibrationProfile: rates written with a unit are stored in base units", "[calibration]")
+{
+  auto p = CalibrationProfile::from_json(
+      json::parse(R"({"rates": {"copy": "12.5GBps", "dense": {"value": "2Tf", "doc": "DGEMM"}, "lat": "2us",
+                                 "plain": {"value": 3, "unit": "widgets"}}})"),
+      "p.json");
+  CHECK(p.rate("copy") == 12.5e9);
+  CHECK(p.rates().at("copy").unit == "Bps");
+  CHECK(p.rate("dense") == 2e12);
+  CHECK(p.rates().at("dense").unit == "flop/s");
+  CHECK(p.rates().at("dense").doc == "DGEMM");
+  CHECK(p.rate("lat") == Approx(2e-6).epsilon(1e-15));
+  CHECK(p.rates().at("lat").unit == "s");
+  CHECK(p.rate("plain") == 3);
+  CHECK(p.rates().at("plain").unit == "widgets");
 }

@@ -52,7 +52,7 @@ TEST_CASE("integer parameters", "[params]")
   CHECK(msg == "s.xml:3: parameter 'n' = 'abc' is not an integer; expected a whole number such as 42");
   CHECK_THAT(parse_error(spec, "1.5"), Catch::Contains("is not an integer"));
   CHECK_THAT(parse_error(spec, ""), Catch::Contains("is not an integer"));
-  CHECK_THAT(parse_error(spec, "99999999999999999999"), Catch::Contains("is not an integer"));
+  CHECK_THAT(parse_error(spec, "99999999999999999999"), Catch::Contains("is out of range"));
 }
 
 TEST_CASE("real parameters", "[params]")
@@ -232,4 +232,15 @@ TEST_CASE("ParamSet::check_complete names every missing required parameter", "[p
   ps.set("input", "profiles/valid.json", "s.xml:6", SIMCORE_TEST_DATA);
   CHECK_NOTHROW(ps.check_complete("s.xml:2"));
   CHECK(ps.origin("input") == "s.xml:6");
+}
+
+TEST_CASE("optional file parameters default to none", "[params]")
+{
+  simcore::ParamSet set({simcore::ParamSpec::optional_file("trace", "optional input trace")});
+  CHECK(set.get_string("trace").empty());
+  CHECK(set.origin("trace") == "default");
+  set.set("trace", "platforms/star.xml", "s.xml:4", SIMCORE_SOURCE_DIR);
+  CHECK(set.get_string("trace") == std::string(SIMCORE_SOURCE_DIR) + "/platforms/star.xml");
+  CHECK_THROWS_WITH(set.set("trace", "nope.txt", "s.xml:5", SIMCORE_SOURCE_DIR),
+                    Catch::Contains("s.xml:5: parameter 'trace': file '") && Catch::Contains("does not exist"));
 }

@@ -198,9 +198,11 @@ TEST_CASE("write_results: summary.json exists only after a successful write", "[
   fs::create_directories(out);
   std::ofstream(out / "summary.json") << "{\"stale\": true}\n";
   std::ofstream(out / "trace.h5") << "stale";
-  // A folder where the temporary trace file must go makes the HDF5 write fail.
+  // A non-empty folder where the temporary trace file must go makes the HDF5 write fail
+  // (stale temporary files are removed, but not folders with content).
   const fs::path blocker = out / ("trace.h5.tmp." + std::to_string(::getpid()));
   fs::create_directories(blocker);
+  std::ofstream(blocker / "keep") << "x";
   CHECK_THROWS_AS(simcore::write_results(out.string(), sample_summary(), sample_results(), true),
                   simcore::InternalError);
   CHECK_FALSE(fs::exists(out / "summary.json")); // the stale one is gone, no new one

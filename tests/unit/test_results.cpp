@@ -58,7 +58,7 @@ TEST_CASE("Table: columns of equal length, unique names", "[results]")
   CHECK_THROWS_WITH(t.add_column("start", "s", std::vector<double>{1, 2}),
                     "table 'tasks': column 'start' has 2 rows, the others 3");
   CHECK_THROWS_WITH(t.add_column("id", "", std::vector<double>{1, 2, 3}), "table 'tasks': duplicate column 'id'");
-  CHECK_THROWS_WITH(t.add_column("", "", std::vector<std::int64_t>{1, 2, 3}), "table 'tasks': empty column name");
+  CHECK_THROWS_WITH(t.add_column("", "", std::vector<std::int64_t>{1, 2, 3}), "table 'tasks': column name '' must be letters, digits, '_', '.' or '-'");
   CHECK_THROWS_AS(t.add_column("long", "", std::vector<std::int64_t>{1, 2, 3, 4}), simcore::InternalError);
   CHECK(t.columns().size() == 2);
   CHECK(Table("empty", "").rows() == 0);

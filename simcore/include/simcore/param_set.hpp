@@ -46,8 +46,8 @@ public:
 
   const std::vector<ParamSpec>& specs() const { return specs_; }
   const ParamSpec& spec(const std::string& name) const;
-  /** {name: value} with values in base units, for summary.json. */
-  nlohmann::json to_json() const;
+  /** {name: value} in declaration order, values in base units, for summary.json. */
+  nlohmann::ordered_json to_json() const;
 
 private:
   struct Entry {

@@ -33,8 +33,9 @@ struct ParamSpec {
   std::optional<double> max; ///< inclusive, in base units
   std::vector<std::string> choices; ///< for Choice
   std::string doc;           ///< one line
+  bool optional = false;     ///< a File that may be left empty ("" = none)
 
-  bool required() const { return default_value.empty() && type != ParamType::String; }
+  bool required() const { return default_value.empty() && type != ParamType::String && !optional; }
   /** Base unit ("s", "B", ...) or "" for dimensionless types. */
   std::string unit() const;
 
@@ -45,7 +46,8 @@ struct ParamSpec {
   static ParamSpec string(std::string name, std::string def, std::string doc);
   static ParamSpec choice(std::string name, std::vector<std::string> choices, std::string def, std::string doc);
   static ParamSpec quantity(std::string name, ParamType type, std::string def, std::string doc);
-  static ParamSpec file(std::string name, std::string doc);
+  static ParamSpec file(std::string name, std::string doc);          ///< required
+  static ParamSpec optional_file(std::string name, std::string doc); ///< "" when not given
 
   ParamSpec& at_least(double v) { min = v; return *this; }
   ParamSpec& at_most(double v) { max = v; return *this; }

@@ -27,6 +27,9 @@ public:
   void set_assignment(const std::string& assignment);
   void set_seed(std::uint64_t seed) { seed_ = seed; }
   void set_output_dir(const std::string& dir) { output_dir_ = dir; }
+  /** Attaches (or with "" detaches) a calibration profile; a relative path is taken from the
+   *  working directory. The file must exist; its content is checked when the run starts. */
+  void set_calibration(const std::string& path, const std::string& where = "--calibration");
 
   const std::string& path() const { return path_; }        ///< absolute
   const std::string& base_dir() const { return base_dir_; } ///< folder of the scenario file

@@ -17,6 +17,7 @@ so Python code never runs inside simulated actors, and run_many() runs several a
 import json
 import numbers
 import os
+import shutil
 import tempfile
 
 from . import _simcore
@@ -39,8 +40,10 @@ def _text(value):
     """Turns a Python value into the text a scenario file would hold."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return repr(float(value))
     return str(value)
 
 
@@ -65,6 +68,11 @@ class Scenario:
     @property
     def calibration(self):
         return self._core.calibration
+
+    @calibration.setter
+    def calibration(self, path):
+        """Attach a calibration profile (a path from the working directory), or None to detach."""
+        self._core.set_calibration("" if path is None else os.fspath(path), "calibration=%r" % (path,))
 
     @property
     def sha256(self):
@@ -104,7 +112,7 @@ class Scenario:
         return self.copy().set(**params)
 
     def run(self, out=None, progress=False):
-        """Runs in a child process; results go to `out` (a new temporary folder when None)."""
+        """Runs in a child process; results go to `out`, or only into memory when None."""
         return run_many([self], jobs=1, out=[out] if out is not None else None, progress=progress)[0]
 
     def __repr__(self):
@@ -158,13 +166,14 @@ class Result:
 def run_many(scenarios, jobs=None, out=None, progress=False, raise_on_error=True):
     """Runs scenarios in parallel child processes, at most `jobs` at a time (default: CPU count).
 
-    out: None (a temporary folder per run), a folder (runs go to out/run-000, out/run-001, ...)
+    out: None (results are read into memory and no folder is kept), a folder (runs go to out/run-000, out/run-001, ...)
     or a list with one folder per scenario. Returns one Result per scenario, in order. A failed
     run raises its InputError or SimulationError; with raise_on_error=False the exception object
     takes its place in the list instead."""
     scenarios = list(scenarios)
     if jobs is None:
-        jobs = os.cpu_count() or 1
+        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    keep = out is not None
     if out is None:
         dirs = [tempfile.mkdtemp(prefix="simcore-") for _ in scenarios]
     elif isinstance(out, (list, tuple)):
@@ -173,6 +182,9 @@ def run_many(scenarios, jobs=None, out=None, progress=False, raise_on_error=True
         dirs = [os.fspath(d) for d in out]
     else:
         dirs = [os.path.join(os.fspath(out), "run-%03d" % i) for i in range(len(scenarios))]
+    real = [os.path.realpath(d) for d in dirs]
+    if len(set(real)) != len(real):
+        raise ValueError("out: two scenarios would write into the same folder")
     cores = []
     for sc, d in zip(scenarios, dirs):
         core = sc._core.copy()
@@ -182,7 +194,12 @@ def run_many(scenarios, jobs=None, out=None, progress=False, raise_on_error=True
     for (code, error, out_dir), sc in zip(_simcore.run_in_children(cores, int(jobs), bool(progress)), scenarios):
         if code == 0:
             results.append(Result(out_dir))
+            if not keep:  # everything is in memory now: leave no temporary folder behind
+                shutil.rmtree(out_dir, ignore_errors=True)
+                results[-1].out = None
             continue
+        if not keep:
+            shutil.rmtree(out_dir, ignore_errors=True)
         exc = InputError(error) if code == _simcore.EXIT_BAD_INPUT else SimulationError(
             "%s: %s" % (sc.path, error))
         if raise_on_error:

@@ -1,0 +1,28 @@
+"""A calibration profile attached from Python changes the simulated platform."""
+
+import pytest
+
+import simcore
+
+from conftest import SOURCE_DIR, STAR_SCENARIO
+
+PROFILE = SOURCE_DIR / "tests" / "data" / "calibration" / "star_2x.json"
+
+
+def test_calibration_setter_attaches_and_detaches():
+    sc = simcore.load(STAR_SCENARIO).with_params(tasks=16, workers=16, task_bytes="1kB")
+    assert sc.calibration == ""
+    plain = sc.run()
+    sc.calibration = PROFILE
+    assert sc.calibration == str(PROFILE)
+    fast = sc.run()
+    assert fast.summary["scenario"]["calibration"] == str(PROFILE)
+    # One round of 16 tasks: 1 s of work at 1 Gflop/s, 0.5 s at the profile's 2 Gflop/s; the
+    # profile also sets factors 1 and 10 us links: c = 2 * 10 us + 1000 B / 2.5 GBps.
+    c = 2 * 10e-6 + 1000 / 2.5e9
+    assert fast.metrics["makespan"] == pytest.approx(16 * c + 0.5, rel=1e-12)
+    assert plain.metrics["makespan"] > 1.0
+    sc.calibration = None
+    assert sc.calibration == ""
+    with pytest.raises(simcore.InputError, match="calibration file .* does not exist"):
+        sc.calibration = "/nonexistent/profile.json"
