@@ -1,6 +1,5 @@
 #include "simcore/random_streams.hpp"
 
-#include <cmath>
 
 namespace simcore {
 
@@ -36,21 +35,6 @@ std::mt19937_64& RandomStreams::stream(const std::string& name)
   if (it == streams_.end())
     it = streams_.emplace(name, std::make_unique<std::mt19937_64>(stream_seed(name))).first;
   return *it->second;
-}
-
-double uniform01(std::mt19937_64& g)
-{
-  return static_cast<double>(g() >> 11) * 0x1.0p-53;
-}
-
-double uniform(std::mt19937_64& g, double lo, double hi)
-{
-  return lo + (hi - lo) * uniform01(g);
-}
-
-double exponential(std::mt19937_64& g, double mean)
-{
-  return -mean * std::log1p(-uniform01(g));
 }
 
 } // namespace simcore

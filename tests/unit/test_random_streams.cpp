@@ -1,6 +1,7 @@
 // RandomStreams: reproducible, independent, named streams.
 #include <catch2/catch.hpp>
 
+#include "simcore/random_draws.hpp"
 #include "simcore/random_streams.hpp"
 
 #include <algorithm>
@@ -102,4 +103,66 @@ TEST_CASE("RandomStreams: uniform and exponential have the right moments", "[ran
   // Standard errors: 0.289/sqrt(n) = 6.5e-4 and 4/sqrt(n) = 9e-3; 5 sigma.
   CHECK(su / n == Approx(0.5).margin(3.3e-3));
   CHECK(se / n == Approx(4.0).margin(4.5e-2));
+}
+
+TEST_CASE("random draws: uniform_int covers its range without bias", "[random]")
+{
+  std::mt19937_64 g(99);
+  std::vector<int> counts(7, 0);
+  const int n = 70000;
+  for (int i = 0; i < n; i++) {
+    auto v = simcore::uniform_int(g, -3, 3);
+    REQUIRE(v >= -3);
+    REQUIRE(v <= 3);
+    counts[static_cast<std::size_t>(v + 3)]++;
+  }
+  // Each count ~ Binomial(70000, 1/7): mean 10000, sd 92.6; 5 sigma.
+  for (int c : counts)
+    CHECK(std::abs(c - 10000) < 463);
+  CHECK(simcore::uniform_int(g, 5, 5) == 5);
+  CHECK_THROWS(simcore::uniform_int(g, 2, 1));
+}
+
+TEST_CASE("random draws: normal, lognormal and bernoulli moments; shuffle is a permutation", "[random]")
+{
+  std::mt19937_64 g(4242);
+  const int n = 100000;
+  double s = 0, s2 = 0, sl = 0;
+  int heads = 0;
+  for (int i = 0; i < n; i++) {
+    const double x = simcore::normal(g, 3.0, 2.0);
+    s += x;
+    s2 += x * x;
+    sl += std::log(simcore::lognormal(g, 0.5, 0.25));
+    heads += simcore::bernoulli(g, 0.3) ? 1 : 0;
+  }
+  const double mean = s / n, var = s2 / n - mean * mean;
+  CHECK(mean == Approx(3.0).margin(5 * 2.0 / std::sqrt(n)));
+  CHECK(var == Approx(4.0).margin(0.1));
+  CHECK(sl / n == Approx(0.5).margin(5 * 0.25 / std::sqrt(n)));
+  CHECK(std::abs(heads - 0.3 * n) < 5 * std::sqrt(n * 0.3 * 0.7));
+
+  std::vector<int> v(50);
+  for (int i = 0; i < 50; i++)
+    v[i] = i;
+  auto w = v;
+  simcore::shuffle(g, w);
+  CHECK(w != v);
+  std::sort(w.begin(), w.end());
+  CHECK(w == v);
+}
+
+TEST_CASE("random draws: golden values pin the algorithms", "[random]")
+{
+  // Any change of algorithm changes results of every model: these values must not move.
+  std::mt19937_64 g(1);
+  const double u = simcore::uniform01(g);
+  const std::int64_t k = simcore::uniform_int(g, 0, 999);
+  const double z = simcore::normal(g, 0.0, 1.0);
+  std::mt19937_64 r(1);
+  CHECK(u == static_cast<double>(r() >> 11) * 0x1.0p-53);
+  CHECK(k == static_cast<std::int64_t>(r() % 1000)); // no rejection for the first draw of seed 1
+  const double u1 = 1.0 - static_cast<double>(r() >> 11) * 0x1.0p-53;
+  const double u2 = static_cast<double>(r() >> 11) * 0x1.0p-53;
+  CHECK(z == std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
 }

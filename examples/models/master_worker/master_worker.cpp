@@ -6,7 +6,7 @@
 #include <simcore/error.hpp>
 #include <simcore/model.hpp>
 #include <simcore/model_registry.hpp>
-#include <simcore/random_streams.hpp>
+#include <simcore/random_draws.hpp>
 #include <simcore/results.hpp>
 #include <simcore/sim_context.hpp>
 

@@ -25,13 +25,4 @@ private:
   std::map<std::string, std::unique_ptr<std::mt19937_64>> streams_;
 };
 
-/** Draws with a fixed algorithm (std:: distributions differ between standard libraries),
- *  so results are bit-identical wherever the same seed runs. */
-/** Uniform in [0, 1), 53 random bits. */
-double uniform01(std::mt19937_64& g);
-/** Uniform in [lo, hi). */
-double uniform(std::mt19937_64& g, double lo, double hi);
-/** Exponential with the given mean (> 0), by inversion. */
-double exponential(std::mt19937_64& g, double mean);
-
 } // namespace simcore
