@@ -21,6 +21,7 @@ py::object param_value(const simcore::ParamSet& params, const simcore::ParamSpec
     case ParamType::String:
     case ParamType::Choice:
     case ParamType::File: return py::str(params.get_string(spec.name));
+    case ParamType::IntegerList: return py::cast(params.get_int_list(spec.name));
     default: return py::float_(params.get_double(spec.name));
   }
 }

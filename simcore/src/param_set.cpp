@@ -60,23 +60,50 @@ Quantity quantity_of(ParamType t)
 
 } // namespace
 
+namespace {
+
+std::int64_t parse_integer(const ParamSpec& spec, const std::string& text, const std::string& raw,
+                           const std::string& where)
+{
+  const std::string what = "parameter '" + spec.name + "'";
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || end != text.c_str() + text.size())
+    throw InputError(where, what + " = '" + raw + "' is not " +
+                                (spec.type == ParamType::IntegerList ? "a list of integers; expected e.g. 64,64,32 or 4x4x2"
+                                                                     : "an integer; expected a whole number such as 42"));
+  if (errno == ERANGE)
+    throw InputError(where, what + " = '" + raw + "' is out of range; expected a value " +
+                                (spec.min || spec.max ? range_text(spec) : "that fits in 64 bits"));
+  check_range(spec, static_cast<double>(v), raw, where);
+  return v;
+}
+
+} // namespace
+
 ParamValue parse_param(const ParamSpec& spec, const std::string& raw, const std::string& where,
                        const std::string& base_dir)
 {
   const std::string text = trim(raw);
   const std::string what = "parameter '" + spec.name + "'";
   switch (spec.type) {
-    case ParamType::Integer: {
-      errno = 0;
-      char* end = nullptr;
-      long long v = std::strtoll(text.c_str(), &end, 10);
-      if (text.empty() || end != text.c_str() + text.size())
-        throw InputError(where, what + " = '" + raw + "' is not an integer; expected a whole number such as 42");
-      if (errno == ERANGE)
-        throw InputError(where, what + " = '" + raw + "' is out of range; expected a value " +
-                                    (spec.min || spec.max ? range_text(spec) : "that fits in 64 bits"));
-      check_range(spec, static_cast<double>(v), text, where);
-      return static_cast<std::int64_t>(v);
+    case ParamType::Integer:
+      return parse_integer(spec, text, raw, where);
+    case ParamType::IntegerList: {
+      std::vector<std::int64_t> out;
+      if (text.empty())
+        return out;
+      std::size_t start = 0;
+      while (true) {
+        const std::size_t sep = text.find_first_of(",xX", start);
+        const std::string item = trim(text.substr(start, sep == std::string::npos ? std::string::npos : sep - start));
+        out.push_back(parse_integer(spec, item, raw, where));
+        if (sep == std::string::npos)
+          break;
+        start = sep + 1;
+      }
+      return out;
     }
     case ParamType::Real: {
       char* end = nullptr;
@@ -210,6 +237,14 @@ const std::string& ParamSet::get_string(const std::string& name) const
   if (auto p = std::get_if<std::string>(&v))
     return *p;
   throw InternalError("parameter '" + name + "' is not a string");
+}
+
+const std::vector<std::int64_t>& ParamSet::get_int_list(const std::string& name) const
+{
+  const auto& v = entry(name).value;
+  if (auto p = std::get_if<std::vector<std::int64_t>>(&v))
+    return *p;
+  throw InternalError("parameter '" + name + "' is not an integer list");
 }
 
 const std::string& ParamSet::origin(const std::string& name) const { return entry(name).origin; }

@@ -18,6 +18,7 @@ const char* to_string(ParamType t)
     case ParamType::Speed: return "speed";
     case ParamType::Flops: return "flops";
     case ParamType::File: return "file";
+    case ParamType::IntegerList: return "integer list";
   }
   return "?";
 }
@@ -47,6 +48,10 @@ std::string number_text(double v)
 ParamSpec ParamSpec::integer(std::string name, long long def, std::string doc)
 {
   return ParamSpec{std::move(name), ParamType::Integer, std::to_string(def), {}, {}, {}, std::move(doc)};
+}
+ParamSpec ParamSpec::integer_list(std::string name, std::string def, std::string doc)
+{
+  return ParamSpec{std::move(name), ParamType::IntegerList, std::move(def), {}, {}, {}, std::move(doc)};
 }
 ParamSpec ParamSpec::real(std::string name, double def, std::string doc)
 {

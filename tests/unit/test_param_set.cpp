@@ -244,3 +244,19 @@ TEST_CASE("optional file parameters default to none", "[params]")
   CHECK_THROWS_WITH(set.set("trace", "nope.txt", "s.xml:5", SIMCORE_SOURCE_DIR),
                     Catch::Contains("s.xml:5: parameter 'trace': file '") && Catch::Contains("does not exist"));
 }
+
+TEST_CASE("integer list parameters", "[params]")
+{
+  auto spec = simcore::ParamSpec::integer_list("shape", "", "global shape").within(1, 1 << 20);
+  simcore::ParamSet set({spec});
+  CHECK(set.get_int_list("shape").empty());
+  set.set("shape", "1024, 512,3", "s.xml:2", "");
+  CHECK(set.get_int_list("shape") == std::vector<std::int64_t>{1024, 512, 3});
+  set.set("shape", "4x4X2", "s.xml:3", "");
+  CHECK(set.get_int_list("shape") == std::vector<std::int64_t>{4, 4, 2});
+  CHECK_THROWS_WITH(set.set("shape", "4,,2", "s.xml:4", ""),
+                    "s.xml:4: parameter 'shape' = '4,,2' is not a list of integers; expected e.g. 64,64,32 or 4x4x2");
+  CHECK_THROWS_WITH(set.set("shape", "4,0,2", "s.xml:5", ""),
+                    "s.xml:5: parameter 'shape' = '4,0,2' is out of range; expected a value between 1 and 1048576");
+  CHECK(set.to_json()["shape"].dump() == "[4,4,2]");
+}

@@ -14,8 +14,9 @@
 namespace simcore {
 
 /** A checked value: integers as int64, reals and quantities as double (base units),
- *  booleans as bool, strings/choices/files as string (files as absolute paths). */
-using ParamValue = std::variant<std::int64_t, double, bool, std::string>;
+ *  booleans as bool, strings/choices/files as string (files as absolute paths), integer
+ *  lists as vectors of int64. */
+using ParamValue = std::variant<std::int64_t, double, bool, std::string, std::vector<std::int64_t>>;
 
 /** Parses and checks `text` against `spec`. `where` locates the text in error messages
  *  ("scenario.xml:12", "--set"); `base_dir` resolves relative File paths. */
@@ -39,6 +40,7 @@ public:
   double get_double(const std::string& name) const; ///< reals, quantities, and integers
   bool get_bool(const std::string& name) const;
   const std::string& get_string(const std::string& name) const; ///< strings, choices, files
+  const std::vector<std::int64_t>& get_int_list(const std::string& name) const;
   /** Where the value came from: "default", "file.xml:12", "--set". */
   const std::string& origin(const std::string& name) const;
   /** The text the value was parsed from (as written by the user, or the default). */

@@ -18,7 +18,8 @@ enum class ParamType {
   Bandwidth, ///< bytes per second ("10GBps", "1Gbps")
   Speed,     ///< flop per second ("1Gf")
   Flops,     ///< amount of work in flop ("1Gf")
-  File       ///< path to an existing file, relative to the scenario file
+  File,      ///< path to an existing file, relative to the scenario file
+  IntegerList ///< whole numbers separated by commas or 'x' ("1024,1024,512", "4x4x2")
 };
 
 /** Name of a type as shown to users ("integer", "time", ...). */
@@ -35,7 +36,10 @@ struct ParamSpec {
   std::string doc;           ///< one line
   bool optional = false;     ///< a File that may be left empty ("" = none)
 
-  bool required() const { return default_value.empty() && type != ParamType::String && !optional; }
+  bool required() const
+  {
+    return default_value.empty() && type != ParamType::String && type != ParamType::IntegerList && !optional;
+  }
   /** Base unit ("s", "B", ...) or "" for dimensionless types. */
   std::string unit() const;
 
@@ -43,6 +47,8 @@ struct ParamSpec {
   static ParamSpec integer(std::string name, long long def, std::string doc);
   static ParamSpec real(std::string name, double def, std::string doc);
   static ParamSpec boolean(std::string name, bool def, std::string doc);
+  /** A list of integers; the range applies to each element. `def` may be "" (an empty list). */
+  static ParamSpec integer_list(std::string name, std::string def, std::string doc);
   static ParamSpec string(std::string name, std::string def, std::string doc);
   static ParamSpec choice(std::string name, std::vector<std::string> choices, std::string def, std::string doc);
   static ParamSpec quantity(std::string name, ParamType type, std::string def, std::string doc);
