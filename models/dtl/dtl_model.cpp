@@ -1,0 +1,65 @@
+/* dtl: a simulated data transport layer between a simulation (publishers) and an analysis
+ * (subscribers) of an in situ workflow. Registration and parameters. */
+#include "staging_engine.hpp"
+#include "workflow.hpp"
+
+#include <simcore/model.hpp>
+#include <simcore/model_registry.hpp>
+
+#include <memory>
+#include <optional>
+
+namespace {
+
+class DtlModel : public simcore::Model {
+public:
+  void setup(simcore::SimContext& ctx) override
+  {
+    engine_.emplace(dtl::build_workflow(ctx));
+    engine_->start(ctx);
+  }
+  void report(const simcore::SimContext&, simcore::Results& results) override { engine_->report(results); }
+
+private:
+  std::optional<dtl::StagingEngine> engine_;
+};
+
+simcore::ModelInfo make_info()
+{
+  using simcore::ParamSpec;
+  using simcore::ParamType;
+  return {
+      "dtl",
+      "data transport layer of an in situ workflow: a simulation publishes, an analysis subscribes",
+      {
+          ParamSpec::choice("engine", {"staging"}, "staging", "DTL engine: staging (memory to memory)"),
+          ParamSpec::choice("transport", {"mailbox", "ideal"}, "mailbox",
+                            "staging transport: mailbox (network or memory copy) or ideal (zero cost)"),
+          ParamSpec::integer_list("shape", "512,512,256", "global array shape, 1 to 3 dimensions").within(1, 1e12),
+          ParamSpec::quantity("element_size", ParamType::Size, "8B", "bytes per array element").within(1, 1 << 20),
+          ParamSpec::integer("steps", 10, "simulation steps").within(1, 1e7),
+          ParamSpec::integer("publish_every", 1, "the simulation publishes a transaction every k steps").within(1, 1e7),
+          ParamSpec::integer("subscribe_every", 1, "the analysis reads every k-th transaction").within(1, 1e7),
+          ParamSpec::integer("sim_ranks", 16, "ranks of the simulation (publishers)").within(1, 1e7),
+          ParamSpec::string("sim_hosts", ".*", "regular expression: hosts of the simulation ranks"),
+          ParamSpec::integer("sim_ranks_per_host", 0, "simulation ranks per host; 0 = the host's cores").within(0, 1e6),
+          ParamSpec::real("sim_flops_per_element", 100, "simulation work per element per step (flop)").at_least(0),
+          ParamSpec::integer("ana_ranks", 4, "ranks of the analysis (subscribers)").within(1, 1e7),
+          ParamSpec::string("ana_hosts", ".*", "regular expression: hosts of the analysis ranks"),
+          ParamSpec::integer("ana_ranks_per_host", 0, "analysis ranks per host; 0 = the host's cores").within(0, 1e6),
+          ParamSpec::real("ana_flops_per_element", 50, "analysis work per element read (flop)").at_least(0),
+          ParamSpec::integer_list("selection_start", "", "start of the part the analysis reads; empty: all")
+              .at_least(0),
+          ParamSpec::integer_list("selection_count", "", "size of the part the analysis reads; empty: all")
+              .at_least(0),
+          ParamSpec::quantity("memcpy_bandwidth", ParamType::Bandwidth, "0",
+                              "copy rate between ranks on one host; 0: the profile's rate "
+                              "'memcpy_bandwidth', else 10GBps")
+              .at_least(0),
+      },
+      [] { return std::make_unique<DtlModel>(); }};
+}
+
+} // namespace
+
+SIMCORE_REGISTER_MODEL(make_info())

@@ -1,0 +1,125 @@
+"""dtl model: closed forms on one link, conservation, orderings and bad input."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import simcore
+
+HERE = pathlib.Path(__file__).resolve().parent
+TWO_HOSTS = HERE / "data" / "two_hosts.xml"
+SOURCE = HERE.parents[2]
+
+
+def scenario(tmp_path, platform=TWO_HOSTS, factors_one=True, **params):
+    """A dtl scenario file on `platform`; params override the defaults below."""
+    p = dict(shape="1000,250", element_size="8B", steps=1, sim_ranks=1, ana_ranks=1, sim_hosts="a", ana_hosts="b",
+             sim_ranks_per_host=64, ana_ranks_per_host=64, sim_flops_per_element=0, ana_flops_per_element=0)
+    p.update(params)
+    lines = ['<?xml version="1.0"?>', '<scenario model="dtl" seed="1">', '  <platform file="%s"/>' % platform]
+    lines += ['  <param name="%s" value="%s"/>' % (k, v) for k, v in p.items()]
+    if factors_one:
+        lines += ['  <config name="network/latency-factor" value="1"/>',
+                  '  <config name="network/bandwidth-factor" value="1"/>']
+    lines.append("</scenario>")
+    path = tmp_path / ("s%d.xml" % len(list(tmp_path.glob("s*.xml"))))
+    path.write_text("\n".join(lines) + "\n")
+    return simcore.load(path)
+
+
+def test_one_publisher_one_subscriber_one_link(tmp_path):
+    # 1000 x 250 doubles = 2 MB over 1 GBps / 10 us.
+    res = scenario(tmp_path).run()
+    assert res.metrics["makespan"] == pytest.approx(10e-6 + 2e6 / 1e9, rel=1e-12)
+    assert res.metrics["bytes_network"] == 2e6
+    ops = res.series["operations"]
+    assert list(ops["side"]) == [0, 1]
+    assert ops["end"][0] == pytest.approx(10e-6 + 2e6 / 1e9, rel=1e-12)
+
+
+def test_one_link_with_simgrid_default_factors(tmp_path):
+    res = scenario(tmp_path, factors_one=False).run()
+    assert res.metrics["makespan"] == pytest.approx(10e-6 * 13.01 + 2e6 / (1e9 * 0.97), rel=1e-12)
+
+
+def test_steps_serialise_on_the_link(tmp_path):
+    # No computation: each transaction waits for the previous one: T x (L + S / B).
+    res = scenario(tmp_path, steps=5).run()
+    assert res.metrics["makespan"] == pytest.approx(5 * (10e-6 + 2e6 / 1e9), rel=1e-12)
+    assert res.metrics["transactions"] == 5
+
+
+def test_co_located_pair_pays_a_memory_copy(tmp_path):
+    res = scenario(tmp_path, ana_hosts="a", memcpy_bandwidth="4GBps").run()
+    assert res.metrics["makespan"] == pytest.approx(2e6 / 4e9, rel=1e-12)
+    assert res.metrics["bytes_memcpy"] == 2e6 and res.metrics["bytes_network"] == 0
+
+
+def test_memcpy_rate_from_the_calibration_profile(tmp_path):
+    profile = tmp_path / "p.json"
+    profile.write_text('{"rates": {"memcpy_bandwidth": "5GBps"}}')
+    sc = scenario(tmp_path, ana_hosts="a")
+    sc.calibration = profile
+    assert sc.run().metrics["makespan"] == pytest.approx(2e6 / 5e9, rel=1e-12)
+
+
+def test_ideal_transport_costs_nothing_and_is_never_slower(tmp_path):
+    shared = dict(platform=SOURCE / "platforms" / "two_clusters.xml", shape="256,256,64", steps=4, sim_ranks=64,
+                  sim_hosts="sim-.*", ana_ranks=16, ana_hosts="ana-.*", sim_flops_per_element=200,
+                  ana_flops_per_element=100, sim_ranks_per_host=0, ana_ranks_per_host=0)
+    mailbox, ideal = simcore.run_many([scenario(tmp_path, transport="mailbox", **shared),
+                                       scenario(tmp_path, transport="ideal", **shared)], jobs=2)
+    assert ideal.metrics["makespan"] <= mailbox.metrics["makespan"]
+    assert ideal.metrics["bytes_network"] == 0
+    assert ideal.metrics["bytes_received"] == mailbox.metrics["bytes_received"] == 4 * 256 * 256 * 64 * 8
+    # Ideal: nothing but computing. 64 equal blocks, one rank per core (16 cores of 40 Gflop/s
+    # per host): the simulation ends after 4 steps of its block's work.
+    per_rank = 256 * 256 * 64 / 64
+    assert ideal.metrics["simulation_end"] == pytest.approx(4 * per_rank * 200 / 40e9, rel=1e-12)
+
+
+def test_bytes_are_conserved_for_a_selection_and_every_kth_transaction(tmp_path):
+    res = scenario(tmp_path, shape="100,80,60", sim_ranks=12, ana_ranks=5, ana_hosts="b", steps=7,
+                   subscribe_every=3, selection_start="10,0,5", selection_count="50,80,20").run()
+    read = [0, 3, 6]
+    assert res.metrics["bytes_received"] == len(read) * 50 * 80 * 20 * 8
+    ops = res.series["operations"]
+    sub = ops["side"] == 1
+    assert sorted(set(ops["transaction"][sub])) == read
+    for k in read:
+        assert ops["bytes"][sub & (ops["transaction"] == k)].sum() == 50 * 80 * 20 * 8
+    tx = res.series["transactions"]
+    assert list(tx["transaction"]) == [0, 0, 1, 2, 3, 3, 4, 5, 6, 6]
+
+
+def test_same_seed_same_trace(tmp_path):
+    sc = scenario(tmp_path, shape="64,64,64", sim_ranks=8, ana_ranks=3, steps=3, sim_flops_per_element=10)
+    a, b = simcore.run_many([sc, sc], jobs=2, out=tmp_path / "runs")
+    assert a.metrics == b.metrics
+    assert (tmp_path / "runs" / "run-000" / "trace.h5").read_bytes() == \
+        (tmp_path / "runs" / "run-001" / "trace.h5").read_bytes()
+
+
+@pytest.mark.parametrize("params, where, message", [
+    (dict(selection_start="0,0", selection_count="2000,1"), "set(selection_count='2000,1')",
+     "the selection [0:2000, 0:1) lies outside the array [0:1000, 0:250); expected start + count <= shape"),
+    (dict(selection_start="0", selection_count="1"), "set(selection_start='0')",
+     "parameter 'selection_start' has 1 values; expected one per dimension of 'shape' (2)"),
+    (dict(shape="2,2,2,2"), "set(shape='2,2,2,2')",
+     "parameter 'shape' has 4 dimensions; expected 1 to 3, e.g. 512,512,256"),
+    (dict(sim_hosts="nohost.*"), "set(sim_hosts='nohost.*')",
+     "parameter 'sim_hosts' = 'nohost.*' matches no host of the platform"),
+    (dict(sim_ranks=9, sim_ranks_per_host=0), "set(sim_ranks=9)",
+     "parameter 'sim_ranks' = 9 needs 3 hosts at 4 ranks per host, but only 1 hosts match 'a'"),
+    (dict(element_size="0B"), "set(element_size='0B')", "is out of range; expected a value between 1 B and"),
+    (dict(transport="carrier-pigeon"), "set(transport='carrier-pigeon')", "expected one of: mailbox, ideal"),
+    (dict(shape="100,-3"), "set(shape='100,-3')", "is out of range"),
+])
+def test_bad_input_names_the_parameter(tmp_path, params, where, message):
+    sc = scenario(tmp_path)
+    with pytest.raises(simcore.InputError) as e:
+        sc.set(**params)
+        sc.run()
+    assert str(e.value).startswith(where + ": ")
+    assert message in str(e.value)

@@ -1,0 +1,49 @@
+/* The in situ workflow a dtl scenario describes: one variable published by a simulation app
+ * and read by an analysis app through a stream, with its decompositions and rank placement. */
+#pragma once
+
+#include "box.hpp"
+#include "redistribution.hpp"
+
+#include <simcore/sim_context.hpp>
+
+#include <simgrid/s4u/Host.hpp>
+
+#include <string>
+#include <vector>
+
+namespace dtl {
+
+/** One application (the simulation, or the analysis). */
+struct App {
+  std::string name;
+  std::int64_t ranks = 0;
+  double flops_per_element = 0; ///< per step (simulation) or per transaction read (analysis)
+  std::vector<simgrid::s4u::Host*> host_of_rank;
+};
+
+struct Workflow {
+  std::string engine;    ///< "staging"
+  std::string transport; ///< "mailbox" or "ideal"
+  Box shape;             ///< the global array, start 0
+  std::int64_t element_size = 8;
+  std::int64_t steps = 1;           ///< simulation steps
+  std::int64_t publish_every = 1;   ///< the simulation publishes one transaction every k steps
+  std::int64_t subscribe_every = 1; ///< the analysis reads every k-th transaction
+  double memcpy_bandwidth = 0;      ///< B/s, for publisher/subscriber pairs on one host
+  App sim;
+  App ana;
+  std::vector<Box> blocks;     ///< one per simulation rank
+  Box selection;               ///< the part of the array the analysis reads
+  std::vector<Box> selections; ///< one per analysis rank
+  std::vector<Transfer> plan;  ///< who sends what to whom, for every transaction read
+
+  std::int64_t transactions() const { return (steps + publish_every - 1) / publish_every; }
+  bool subscribed(std::int64_t transaction) const { return transaction % subscribe_every == 0; }
+};
+
+/** Reads the validated parameters, checks them against each other and the platform (errors
+ *  name the parameter and where its value came from), places ranks, plans the redistribution. */
+Workflow build_workflow(const simcore::SimContext& ctx);
+
+} // namespace dtl
