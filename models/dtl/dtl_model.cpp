@@ -1,6 +1,6 @@
 /* dtl: a simulated data transport layer between a simulation (publishers) and an analysis
  * (subscribers) of an in situ workflow. Registration and parameters. */
-#include "staging_engine.hpp"
+#include "stream_engine.hpp"
 #include "workflow.hpp"
 
 #include <simcore/model.hpp>
@@ -21,7 +21,7 @@ public:
   void report(const simcore::SimContext&, simcore::Results& results) override { engine_->report(results); }
 
 private:
-  std::optional<dtl::StagingEngine> engine_;
+  std::optional<dtl::StreamEngine> engine_;
 };
 
 simcore::ModelInfo make_info()
@@ -32,7 +32,8 @@ simcore::ModelInfo make_info()
       "dtl",
       "data transport layer of an in situ workflow: a simulation publishes, an analysis subscribes",
       {
-          ParamSpec::choice("engine", {"staging"}, "staging", "DTL engine: staging (memory to memory)"),
+          ParamSpec::choice("engine", {"staging", "file"}, "staging",
+                            "DTL engine: staging (memory to memory) or file (through storage)"),
           ParamSpec::choice("transport", {"mailbox", "ideal"}, "mailbox",
                             "staging transport: mailbox (network or memory copy) or ideal (zero cost)"),
           ParamSpec::integer_list("shape", "512,512,256", "global array shape, 1 to 3 dimensions").within(1, 1e12),
@@ -52,6 +53,24 @@ simcore::ModelInfo make_info()
               .at_least(0),
           ParamSpec::integer_list("selection_count", "", "size of the part the analysis reads; empty: all")
               .at_least(0),
+          ParamSpec::choice("storage", {"local", "pfs"}, "local",
+                            "file engine: local disks of the publishers' hosts, or a parallel file system"),
+          ParamSpec::string("pfs_hosts", "", "file engine with pfs: regular expression naming the storage hosts"),
+          ParamSpec::integer("disks_per_storage_host", 1, "file engine: disks per storage host").within(1, 1024),
+          ParamSpec::quantity("disk_read_bandwidth", ParamType::Bandwidth, "2GBps", "file engine: read rate of a disk")
+              .at_least(1),
+          ParamSpec::quantity("disk_write_bandwidth", ParamType::Bandwidth, "1GBps",
+                              "file engine: write rate of a disk")
+              .at_least(1),
+          ParamSpec::quantity("metadata_time", ParamType::Time, "1ms", "file engine: cost of one file open or close")
+              .at_least(0),
+          ParamSpec::choice("analysis_start", {"concurrent", "after_simulation"}, "concurrent",
+                            "the analysis runs with the simulation, or after it (post hoc, file engine only)"),
+          ParamSpec::integer_list("decimation", "", "keep every s-th element per dimension; empty: no decimation")
+              .within(1, 1e9),
+          ParamSpec::real("compression_ratio", 1, "bytes before / after compression; 1: none").within(1, 1e6),
+          ParamSpec::real("compress_flops_per_byte", 0, "publisher work per byte compressed (flop)").at_least(0),
+          ParamSpec::real("decompress_flops_per_byte", 0, "subscriber work per byte decompressed (flop)").at_least(0),
           ParamSpec::quantity("memcpy_bandwidth", ParamType::Bandwidth, "0",
                               "copy rate between ranks on one host; 0: the profile's rate "
                               "'memcpy_bandwidth', else 10GBps")

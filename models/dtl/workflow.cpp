@@ -97,6 +97,45 @@ Workflow build_workflow(const simcore::SimContext& ctx)
                                                    "; expected start + count <= shape in every dimension");
   }
 
+  // File engine: storage.
+  w.storage.kind = p.get_string("storage");
+  w.storage.disks_per_host = p.get_int("disks_per_storage_host");
+  w.storage.read_bandwidth = p.get_double("disk_read_bandwidth");
+  w.storage.write_bandwidth = p.get_double("disk_write_bandwidth");
+  w.storage.metadata_time = p.get_double("metadata_time");
+  w.post_hoc = p.get_string("analysis_start") == "after_simulation";
+  if (w.post_hoc && w.engine == "staging")
+    throw ctx.param_error("analysis_start", "parameter 'analysis_start' = 'after_simulation' needs engine 'file'; "
+                                            "staging needs both sides connected");
+  if (w.engine == "file" && w.storage.kind == "pfs") {
+    const std::string& pattern = p.get_string("pfs_hosts");
+    std::regex re;
+    try {
+      re = std::regex(pattern);
+    } catch (const std::regex_error& e) {
+      throw ctx.param_error("pfs_hosts", "parameter 'pfs_hosts' = '" + pattern +
+                                             "' is not a valid regular expression (" + e.what() + ")");
+    }
+    for (auto* h : ctx.hosts_sorted())
+      if (std::regex_match(h->get_name(), re))
+        w.storage.hosts.push_back(h);
+    if (w.storage.hosts.empty())
+      throw ctx.param_error("pfs_hosts", "parameter 'pfs_hosts' = '" + pattern +
+                                             "' matches no host; expected the storage hosts of a parallel file system");
+  }
+
+  // Reduction.
+  const auto& stride = p.get_int_list("decimation");
+  if (!stride.empty() && stride.size() != shape.size())
+    throw ctx.param_error("decimation", "parameter 'decimation' has " + std::to_string(stride.size()) +
+                                            " values; expected one stride per dimension of 'shape' (" +
+                                            std::to_string(shape.size()) + ") or none");
+  for (std::size_t d = 0; d < stride.size(); d++)
+    w.reduction.stride[d] = stride[d];
+  w.reduction.compression_ratio = p.get_double("compression_ratio");
+  w.reduction.compress_flops_per_byte = p.get_double("compress_flops_per_byte");
+  w.reduction.decompress_flops_per_byte = p.get_double("decompress_flops_per_byte");
+
   w.sim = App{"simulation", p.get_int("sim_ranks"), p.get_double("sim_flops_per_element"), {}};
   w.ana = App{"analysis", p.get_int("ana_ranks"), p.get_double("ana_flops_per_element"), {}};
   w.sim.host_of_rank = place(ctx, "sim", w.sim.ranks);
@@ -105,6 +144,8 @@ Workflow build_workflow(const simcore::SimContext& ctx)
   w.blocks = block_decomposition(w.shape, w.sim.ranks);
   w.selections = block_decomposition(w.selection, w.ana.ranks);
   w.plan = plan_redistribution(w.blocks, w.selections, w.element_size);
+  for (auto& t : w.plan) // what travels, after decimation and compression
+    t.bytes = w.reduction.wire_bytes(t.piece, w.element_size);
   return w;
 }
 

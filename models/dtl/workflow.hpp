@@ -4,6 +4,7 @@
 
 #include "box.hpp"
 #include "redistribution.hpp"
+#include "reduction.hpp"
 
 #include <simcore/sim_context.hpp>
 
@@ -22,9 +23,22 @@ struct App {
   std::vector<simgrid::s4u::Host*> host_of_rank;
 };
 
+/** Where the file engine keeps its files. */
+struct Storage {
+  std::string kind; ///< "local": each publisher's host; "pfs": storage hosts behind the network
+  std::vector<simgrid::s4u::Host*> hosts; ///< pfs: the storage hosts
+  std::int64_t disks_per_host = 1;
+  double read_bandwidth = 0;  ///< B/s per disk
+  double write_bandwidth = 0; ///< B/s per disk
+  double metadata_time = 0;   ///< s per file open and per file close
+};
+
 struct Workflow {
-  std::string engine;    ///< "staging"
-  std::string transport; ///< "mailbox" or "ideal"
+  std::string engine;    ///< "staging" or "file"
+  std::string transport; ///< staging: "mailbox" or "ideal"
+  Storage storage;       ///< file engine
+  bool post_hoc = false; ///< file engine: the analysis starts when the simulation has ended
+  Reduction reduction;
   Box shape;             ///< the global array, start 0
   std::int64_t element_size = 8;
   std::int64_t steps = 1;           ///< simulation steps

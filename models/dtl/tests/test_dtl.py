@@ -123,3 +123,63 @@ def test_bad_input_names_the_parameter(tmp_path, params, where, message):
         sc.run()
     assert str(e.value).startswith(where + ": ")
     assert message in str(e.value)
+
+
+# --- file engine ------------------------------------------------------------------------------
+
+M, L, B, W, R = 1e-3, 10e-6, 1e9, 1e9, 2e9  # metadata, link latency/bandwidth, disk write/read
+S = 2e6                                    # 1000 x 250 doubles
+
+
+def test_file_engine_local_disk_write_then_read(tmp_path):
+    # Publisher on a: open, write S at W, close. Subscriber on b, once the file is closed:
+    # open, read S at R from a's disk, receive it over the link, close.
+    res = scenario(tmp_path, engine="file", storage="local").run()
+    write = 2 * M + S / W
+    assert res.metrics["simulation_end"] == pytest.approx(write, rel=1e-12)
+    assert res.metrics["makespan"] == pytest.approx(write + 2 * M + S / R + L + S / B, rel=1e-12)
+    assert res.metrics["bytes_storage_written"] == S and res.metrics["bytes_storage_read"] == S
+    assert res.metrics["bytes_network"] == S
+
+
+def test_file_engine_parallel_file_system_behind_the_network(tmp_path):
+    # Storage host b; publisher and subscriber both on a: the data crosses the link twice.
+    res = scenario(tmp_path, engine="file", storage="pfs", pfs_hosts="b", ana_hosts="a").run()
+    write = M + (L + S / B) + S / W + M
+    assert res.metrics["makespan"] == pytest.approx(write + M + S / R + (L + S / B) + M, rel=1e-12)
+    assert res.metrics["bytes_network"] == 2 * S
+
+
+def test_post_hoc_analysis_reads_after_the_simulation_ended(tmp_path):
+    res = scenario(tmp_path, engine="file", steps=3, sim_flops_per_element=4, analysis_start="after_simulation").run()
+    ops = res.series["operations"]
+    sub = ops["side"] == 1
+    # Every transaction was written before the first read started, and all of it arrived.
+    assert ops["begin"][sub].min() == pytest.approx(res.metrics["simulation_end"], rel=1e-12)
+    assert res.metrics["bytes_received"] == 3 * S
+    compute = 1000 * 250 * 4 / 1e9
+    assert res.metrics["simulation_end"] == pytest.approx(3 * (compute + 2 * M + S / W), rel=1e-12)
+
+
+def test_post_hoc_needs_the_file_engine(tmp_path):
+    with pytest.raises(simcore.InputError, match="needs engine 'file'"):
+        scenario(tmp_path, analysis_start="after_simulation").run()
+
+
+# --- reduction --------------------------------------------------------------------------------
+
+def test_decimation_and_compression_sizes_and_costs(tmp_path):
+    # Keep every 2nd x 5th element: 500 x 50 = 25,000 doubles = 200 kB; compressed 4x: 50 kB.
+    res = scenario(tmp_path, decimation="2,5", compression_ratio=4, compress_flops_per_byte=10,
+                   decompress_flops_per_byte=5).run()
+    assert res.metrics["bytes_network"] == 50000
+    compress = 10 * 200000 / 1e9
+    decompress = 5 * 200000 / 1e9
+    assert res.metrics["makespan"] == pytest.approx(compress + L + 50000 / B + decompress, rel=1e-12)
+
+
+def test_reduction_trades_compute_for_bytes(tmp_path):
+    plain = scenario(tmp_path).run()
+    cheap = scenario(tmp_path, compression_ratio=10, compress_flops_per_byte=0.1).run()
+    costly = scenario(tmp_path, compression_ratio=10, compress_flops_per_byte=100).run()
+    assert cheap.metrics["makespan"] < plain.metrics["makespan"] < costly.metrics["makespan"]

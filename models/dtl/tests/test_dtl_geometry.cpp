@@ -143,3 +143,37 @@ TEST_CASE("dtl: random decompositions conserve bytes and match the brute-force p
     REQUIRE(by_pair(plan) == brute);
   }
 }
+
+#include "../reduction.hpp"
+
+TEST_CASE("dtl: decimation keeps exactly the multiples of the stride", "[dtl][reduction]")
+{
+  dtl::Reduction r;
+  r.stride = {3, 1, 1};
+  auto blocks = dtl::block_decomposition(box1(0, 10), 3); // [0:4) [4:7) [7:10)
+  CHECK(r.kept_elements(blocks[0]) == 2);                 // 0, 3
+  CHECK(r.kept_elements(blocks[1]) == 1);                 // 6
+  CHECK(r.kept_elements(blocks[2]) == 1);                 // 9
+  r.stride = {2, 5, 1};
+  CHECK(r.kept_elements(box2(0, 0, 1000, 250)) == 500 * 50);
+  CHECK(r.kept_elements(box2(1, 1, 1, 4)) == 0);
+  r.compression_ratio = 3;
+  CHECK(r.wire_bytes(box2(0, 0, 1000, 250), 8) == 66667); // 200000 / 3, rounded up
+}
+
+TEST_CASE("dtl: decimated pieces add up to the decimated selection", "[dtl][reduction]")
+{
+  std::mt19937_64 g(7);
+  for (int trial = 0; trial < 100; trial++) {
+    dtl::Reduction r;
+    Box shape{3, {0, 0, 0}, {simcore::uniform_int(g, 1, 30), simcore::uniform_int(g, 1, 30), simcore::uniform_int(g, 1, 30)}};
+    for (int d = 0; d < 3; d++)
+      r.stride[d] = simcore::uniform_int(g, 1, 4);
+    auto blocks = dtl::block_decomposition(shape, simcore::uniform_int(g, 1, 40));
+    auto sels = dtl::block_decomposition(shape, simcore::uniform_int(g, 1, 10));
+    std::int64_t sum = 0;
+    for (const auto& t : dtl::plan_redistribution(blocks, sels, 1))
+      sum += r.kept_elements(t.piece);
+    REQUIRE(sum == r.kept_elements(shape));
+  }
+}

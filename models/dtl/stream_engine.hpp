@@ -1,0 +1,85 @@
+/* A stream between the simulation (publishers) and the analysis (subscribers), with either
+ * engine:
+ *  - staging: publishers hand their pieces straight to the subscribers whose selections
+ *    intersect them, over the network (transport "mailbox"), by a memory copy when both ranks
+ *    share a host, or at no cost (transport "ideal", a lower bound);
+ *  - file: each publisher writes its block to a file (local disk of its host, or a disk of a
+ *    parallel file system's storage host); subscribers read their pieces once that
+ *    transaction's files are written, possibly after the simulation ended (post hoc). */
+#pragma once
+
+#include "workflow.hpp"
+
+#include <simcore/results.hpp>
+#include <simcore/sim_context.hpp>
+
+#include <simgrid/s4u/ConditionVariable.hpp>
+#include <simgrid/s4u/Disk.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/s4u/Mutex.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace dtl {
+
+/** One DTL operation of one rank in one transaction, as traced. */
+struct Operation {
+  std::int64_t transaction;
+  std::int64_t side; ///< 0 publisher, 1 subscriber
+  std::int64_t rank;
+  double begin;   ///< begin_step
+  double io_done; ///< put done (publisher) or data received (subscriber)
+  double end;     ///< end_step completed
+  std::int64_t bytes;
+};
+
+class StreamEngine {
+public:
+  explicit StreamEngine(Workflow workflow) : w_(std::move(workflow)) {}
+  /** Creates storage, channels and the actors of both apps. */
+  void start(simcore::SimContext& ctx);
+  /** Metrics and tables, after the simulation. */
+  void report(simcore::Results& results) const;
+
+private:
+  struct Channel {
+    Transfer transfer;
+    bool local;                       ///< publisher and subscriber share a host
+    simgrid::s4u::Mailbox* mailbox;   ///< staging over the network
+    simgrid::s4u::SemaphorePtr ready; ///< otherwise: data (or its file) is ready
+  };
+  /** Where a publisher's file lives. */
+  struct FileHome {
+    simgrid::s4u::Host* host;
+    simgrid::s4u::Disk* disk;
+  };
+  void run_publisher(std::int64_t rank);
+  void run_subscriber(std::int64_t rank);
+  void put_staging(std::int64_t rank, std::int64_t k, Operation& op);
+  void put_file(std::int64_t rank, std::int64_t k, Operation& op);
+  double get_staging(std::int64_t rank, Operation& op);
+  void get_file(std::int64_t rank, Operation& op);
+  bool over_network(const Channel& c) const
+  {
+    return w_.engine == "staging" && w_.transport == "mailbox" && !c.local;
+  }
+
+  Workflow w_;
+  std::vector<Channel> channels_;
+  std::vector<std::vector<std::size_t>> outgoing_; ///< channel indices per publisher
+  std::vector<std::vector<std::size_t>> incoming_; ///< channel indices per subscriber
+  std::vector<FileHome> file_home_;                ///< per publisher (file engine)
+  std::vector<Operation> ops_;
+  std::vector<double> sim_dtl_time_, ana_dtl_time_; ///< per rank: time inside DTL calls
+  double bytes_network_ = 0, bytes_memcpy_ = 0, bytes_ideal_ = 0;
+  double bytes_written_ = 0, bytes_read_ = 0;
+  double sim_end_ = 0, ana_end_ = 0;
+  // Post hoc analysis waits for every publisher to finish.
+  std::int64_t publishers_done_ = 0;
+  simgrid::s4u::MutexPtr done_mutex_;
+  simgrid::s4u::ConditionVariablePtr done_cv_;
+};
+
+} // namespace dtl
