@@ -4,6 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-scenario=${SIMCORE_DEFAULT_SCENARIO:-scenarios/master_worker/star.xml}
+scenario=${SIMCORE_DEFAULT_SCENARIO:-scenarios/dtl/staging_two_clusters.xml}
 echo "simcore: running the default scenario $scenario"
 build/bin/simcore run "$scenario" --out results/default

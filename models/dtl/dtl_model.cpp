@@ -41,6 +41,8 @@ simcore::ModelInfo make_info()
           ParamSpec::integer("steps", 10, "simulation steps").within(1, 1e7),
           ParamSpec::integer("publish_every", 1, "the simulation publishes a transaction every k steps").within(1, 1e7),
           ParamSpec::integer("subscribe_every", 1, "the analysis reads every k-th transaction").within(1, 1e7),
+          ParamSpec::integer("subscribe_first", 0, "first transaction the analysis reads").within(0, 1e7),
+          ParamSpec::integer("subscribe_last", -1, "last transaction the analysis reads; -1: the last").within(-1, 1e7),
           ParamSpec::integer("sim_ranks", 16, "ranks of the simulation (publishers)").within(1, 1e7),
           ParamSpec::string("sim_hosts", ".*", "regular expression: hosts of the simulation ranks"),
           ParamSpec::integer("sim_ranks_per_host", 0, "simulation ranks per host; 0 = the host's cores").within(0, 1e6),

@@ -73,6 +73,17 @@ Workflow build_workflow(const simcore::SimContext& ctx)
   w.steps = p.get_int("steps");
   w.publish_every = p.get_int("publish_every");
   w.subscribe_every = p.get_int("subscribe_every");
+  w.subscribe_first = p.get_int("subscribe_first");
+  w.subscribe_last = p.get_int("subscribe_last");
+  if (w.subscribe_first >= w.transactions())
+    throw ctx.param_error("subscribe_first", "parameter 'subscribe_first' = " + std::to_string(w.subscribe_first) +
+                                                 " but the simulation publishes only " +
+                                                 std::to_string(w.transactions()) + " transactions (0 to " +
+                                                 std::to_string(w.transactions() - 1) + ")");
+  if (w.subscribe_last >= 0 && w.subscribe_last < w.subscribe_first)
+    throw ctx.param_error("subscribe_last", "parameter 'subscribe_last' = " + std::to_string(w.subscribe_last) +
+                                                " comes before subscribe_first = " +
+                                                std::to_string(w.subscribe_first) + "; expected -1 or a later one");
   w.memcpy_bandwidth = p.get_double("memcpy_bandwidth");
   if (w.memcpy_bandwidth == 0)
     w.memcpy_bandwidth = ctx.calibration().rate_or("memcpy_bandwidth", 10e9);

@@ -44,6 +44,8 @@ struct Workflow {
   std::int64_t steps = 1;           ///< simulation steps
   std::int64_t publish_every = 1;   ///< the simulation publishes one transaction every k steps
   std::int64_t subscribe_every = 1; ///< the analysis reads every k-th transaction
+  std::int64_t subscribe_first = 0; ///< ... from this transaction
+  std::int64_t subscribe_last = -1; ///< ... to this one (inclusive); -1: the last
   double memcpy_bandwidth = 0;      ///< B/s, for publisher/subscriber pairs on one host
   App sim;
   App ana;
@@ -53,7 +55,11 @@ struct Workflow {
   std::vector<Transfer> plan;  ///< who sends what to whom, for every transaction read
 
   std::int64_t transactions() const { return (steps + publish_every - 1) / publish_every; }
-  bool subscribed(std::int64_t transaction) const { return transaction % subscribe_every == 0; }
+  bool subscribed(std::int64_t transaction) const
+  {
+    return transaction >= subscribe_first && (subscribe_last < 0 || transaction <= subscribe_last) &&
+           (transaction - subscribe_first) % subscribe_every == 0;
+  }
 };
 
 /** Reads the validated parameters, checks them against each other and the platform (errors

@@ -183,3 +183,12 @@ def test_reduction_trades_compute_for_bytes(tmp_path):
     cheap = scenario(tmp_path, compression_ratio=10, compress_flops_per_byte=0.1).run()
     costly = scenario(tmp_path, compression_ratio=10, compress_flops_per_byte=100).run()
     assert cheap.metrics["makespan"] < plain.metrics["makespan"] < costly.metrics["makespan"]
+
+
+def test_a_range_of_transactions(tmp_path):
+    res = scenario(tmp_path, steps=10, subscribe_first=2, subscribe_last=7, subscribe_every=2).run()
+    ops = res.series["operations"]
+    assert sorted(set(ops["transaction"][ops["side"] == 1])) == [2, 4, 6]
+    assert res.metrics["bytes_received"] == 3 * S
+    with pytest.raises(simcore.InputError, match="subscribe_first' = 10 but the simulation publishes only 10"):
+        scenario(tmp_path, steps=10, subscribe_first=10).run()
