@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -248,6 +249,21 @@ int cmd_models(const std::vector<std::string>& args)
           pj["choices"] = p.choices;
         mj["parameters"].push_back(pj);
       }
+      std::function<nlohmann::ordered_json(const simcore::SectionSpec&)> section_json =
+          [&](const simcore::SectionSpec& s) {
+            nlohmann::ordered_json sj{{"element", s.name}, {"doc", s.doc}};
+            sj["attributes"] = nlohmann::ordered_json::array();
+            for (const auto& p : s.attributes)
+              sj["attributes"].push_back({{"name", p.name}, {"type", simcore::to_string(p.type)}, {"unit", p.unit()},
+                                          {"default", p.default_value}, {"required", p.required()}, {"doc", p.doc}});
+            sj["children"] = nlohmann::ordered_json::array();
+            for (const auto& c : s.children)
+              sj["children"].push_back(section_json(c));
+            return sj;
+          };
+      mj["elements"] = nlohmann::ordered_json::array();
+      for (const auto& s : m->sections)
+        mj["elements"].push_back(section_json(s));
       j.push_back(mj);
     }
     std::cout << j.dump(2) << "\n";
@@ -260,6 +276,19 @@ int cmd_models(const std::vector<std::string>& args)
       std::printf("  %-20s %-10s %-7s %-14s %-16s %s\n", p.name.c_str(), simcore::to_string(p.type),
                   p.unit().c_str(), p.required() ? "(required)" : p.default_value.c_str(), range_of(p).c_str(),
                   p.doc.c_str());
+    std::function<void(const simcore::SectionSpec&, int)> print_section = [&](const simcore::SectionSpec& s, int depth) {
+      std::printf("  %*s<%s>: %s\n", 2 * depth, "", s.name.c_str(), s.doc.c_str());
+      for (const auto& p : s.attributes)
+        std::printf("  %*s  %-18s %-10s %-7s %-14s %-16s %s\n", 2 * depth, "", p.name.c_str(), simcore::to_string(p.type),
+                    p.unit().c_str(), p.required() ? "(required)" : p.default_value.c_str(), range_of(p).c_str(),
+                    p.doc.c_str());
+      for (const auto& c : s.children)
+        print_section(c, depth + 1);
+    };
+    if (!m->sections.empty())
+      std::printf("  elements:\n");
+    for (const auto& s : m->sections)
+      print_section(s, 1);
     std::printf("\n");
   }
   return 0;

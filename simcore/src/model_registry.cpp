@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <set>
 
 namespace simcore {
@@ -38,6 +39,28 @@ bool ModelRegistry::add(ModelInfo info)
         die(std::string("invalid default: ") + e.what());
       }
     }
+  }
+  std::function<void(const SectionSpec&)> check_section = [&](const SectionSpec& s) {
+    std::set<std::string> attrs;
+    for (const auto& a : s.attributes) {
+      if (!attrs.insert(a.name).second)
+        die("element <" + s.name + ">: attribute '" + a.name + "' declared twice");
+      if (!a.required()) {
+        try {
+          parse_param(a, a.default_value, "default", "");
+        } catch (const std::exception& e) {
+          die("element <" + s.name + ">: invalid default: " + e.what());
+        }
+      }
+    }
+    for (const auto& c : s.children)
+      check_section(c);
+  };
+  static const std::set<std::string> reserved{"description", "platform", "calibration", "param", "config", "output"};
+  for (const auto& s : info.sections) {
+    if (reserved.count(s.name))
+      die("element <" + s.name + "> is reserved by the scenario format");
+    check_section(s);
   }
   models_.push_back(std::make_unique<ModelInfo>(std::move(info)));
   return true;

@@ -187,14 +187,20 @@ void ParamSet::set(const std::string& name, const std::string& text, const std::
   values_[name] = Entry{parse_param(*found, text, where, base_dir), text, where};
 }
 
-void ParamSet::check_complete(const std::string& where) const
+void ParamSet::check_complete(const std::string& where, const std::string& element) const
 {
-  std::string missing;
+  std::string missing, example;
   for (const auto& s : specs_)
-    if (!values_.count(s.name))
+    if (!values_.count(s.name)) {
       missing += (missing.empty() ? "" : ", ") + s.name + " (" + to_string(s.type) + ")";
-  if (!missing.empty())
+      example += " " + s.name + "=\"...\"";
+    }
+  if (missing.empty())
+    return;
+  if (element.empty())
     throw InputError(where, "missing required parameter(s): " + missing + "; expected <param name=\"...\" value=\"...\"/>");
+  throw InputError(where, "<" + element + "> lacks required attribute(s): " + missing + "; expected <" + element +
+                              example + " .../>");
 }
 
 const ParamSet::Entry& ParamSet::entry(const std::string& name) const

@@ -307,6 +307,11 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
                          {"calibration", scenario.calibration_path()}};
   summary["seed"] = scenario.seed();
   summary["parameters"] = scenario.params().to_json();
+  if (!scenario.sections().empty()) {
+    summary["sections"] = nlohmann::ordered_json::array();
+    for (const auto& s : scenario.sections())
+      summary["sections"].push_back(s.to_json());
+  }
   nlohmann::ordered_json config = nlohmann::ordered_json::object();
   for (const auto& [k, v] : profile.config())
     config[k] = v;

@@ -101,6 +101,44 @@ std::string existing_file(const std::string& value, const std::string& base_dir,
 
 } // namespace
 
+namespace {
+
+Section parse_section(const pugi::xml_node& n, const SectionSpec& spec, const Locator& loc, const std::string& base_dir)
+{
+  const std::string where = loc.at(n);
+  std::set<std::string> allowed;
+  for (const auto& a : spec.attributes)
+    allowed.insert(a.name);
+  check_attributes(n, allowed, loc);
+  ParamSet attrs(spec.attributes);
+  for (const auto& a : n.attributes())
+    attrs.set(a.name(), a.value(), where, base_dir);
+  attrs.check_complete(where, spec.name);
+  Section section(spec.name, where, std::move(attrs));
+  for (const auto& c : n.children()) {
+    if (c.type() == pugi::node_pcdata && !std::string(c.value()).empty() &&
+        std::string(c.value()).find_first_not_of(" \t\r\n") != std::string::npos)
+      throw InputError(loc.at(c), "<" + spec.name + "> holds text; expected only elements and attributes");
+    if (c.type() != pugi::node_element)
+      continue;
+    const SectionSpec* child = nullptr;
+    for (const auto& cs : spec.children)
+      if (cs.name == c.name())
+        child = &cs;
+    if (!child) {
+      std::string list;
+      for (const auto& cs : spec.children)
+        list += (list.empty() ? "<" : ", <") + cs.name + ">";
+      throw InputError(loc.at(c), "unknown element <" + std::string(c.name()) + "> in <" + spec.name +
+                                      ">; expected " + (list.empty() ? "none" : list));
+    }
+    section.add_child(parse_section(c, *child, loc, base_dir));
+  }
+  return section;
+}
+
+} // namespace
+
 std::uint64_t parse_seed(const std::string& text, const std::string& where)
 {
   const bool digits = !text.empty() && text.size() <= 20 &&
@@ -197,8 +235,19 @@ Scenario Scenario::load(const std::string& path_arg)
         sc.write_trace_ = (t == "true");
       }
     } else {
-      throw InputError(where, "unknown element <" + tag +
-                                  ">; expected <description>, <platform>, <calibration>, <param>, <config> or <output>");
+      const SectionSpec* spec = nullptr;
+      for (const auto& s : info->sections)
+        if (s.name == tag)
+          spec = &s;
+      if (!spec) {
+        std::string list;
+        for (const auto& s : info->sections)
+          list += ", <" + s.name + ">";
+        throw InputError(where, "unknown element <" + tag +
+                                    ">; expected <description>, <platform>, <calibration>, <param>, <config>, <output>" +
+                                    list);
+      }
+      sc.sections_.push_back(parse_section(n, *spec, loc, sc.base_dir_));
     }
   }
   if (!have_platform)

@@ -226,7 +226,7 @@ def test_validate_good_scenario(tmp_path):
 # (file name, body lines, marker of the line the error must point at, expected text)
 BAD_SCENARIOS = [
     ("unknown_element", ['  <parameter name="tasks" value="10"/>'], "<parameter",
-     "unknown element <parameter>; expected <description>, <platform>, <calibration>, <param>, <config> or <output>"),
+     "unknown element <parameter>; expected <description>, <platform>, <calibration>, <param>, <config>, <output>"),
     ("unknown_attribute", ['  <param name="tasks" value="10"/>', '  <param name="task_bytes" value="1" unit="MB"/>'],
      'unit="MB"', "<param> has unknown attribute 'unit'; expected: name, value"),
     ("unknown_param", ['  <param name="workers" value="2"/>', '  <param name="taks" value="10"/>'], '"taks"',

@@ -64,7 +64,7 @@ TEST_CASE("scenario errors: missing model attribute", "[scenario][errors]")
 TEST_CASE("scenario errors: unknown element", "[scenario][errors]")
 {
   check_error("unknown_element.xml", 6,
-              {"unknown element <parameter>; expected <description>, <platform>, <calibration>, <param>, <config> or "
+              {"unknown element <parameter>; expected <description>, <platform>, <calibration>, <param>, <config>, "
                "<output>"});
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "simcore/param_spec.hpp"
+#include "simcore/section.hpp"
 
 #include <functional>
 #include <memory>
@@ -18,6 +19,8 @@ struct ModelInfo {
   std::string summary; ///< one line
   std::vector<ParamSpec> params;
   std::function<std::unique_ptr<Model>()> factory;
+  /** Elements the model accepts in a scenario besides <param> (may be repeated). */
+  std::vector<SectionSpec> sections = {};
 };
 
 class ModelRegistry {

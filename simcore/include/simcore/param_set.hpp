@@ -32,8 +32,9 @@ public:
   /** Sets a parameter from text, with all checks. Throws InputError. */
   void set(const std::string& name, const std::string& text, const std::string& where,
            const std::string& base_dir);
-  /** Throws InputError listing required parameters that have no value. */
-  void check_complete(const std::string& where) const;
+  /** Throws InputError listing required parameters that have no value; `element` names the
+   *  XML element that should hold them ("" for <param> elements of a scenario). */
+  void check_complete(const std::string& where, const std::string& element = "") const;
 
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   std::int64_t get_int(const std::string& name) const;

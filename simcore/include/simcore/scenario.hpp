@@ -2,6 +2,7 @@
 #pragma once
 
 #include "simcore/param_set.hpp"
+#include "simcore/section.hpp"
 
 #include <cstdint>
 #include <string>
@@ -53,6 +54,8 @@ public:
   /** SimGrid configuration items, in file order. */
   const std::vector<ConfigItem>& simgrid_config() const { return config_; }
   const std::string& description() const { return description_; }
+  /** The model's own elements (declared in ModelInfo::sections), in file order. */
+  const std::vector<Section>& sections() const { return sections_; }
 
 private:
   std::string path_;
@@ -67,6 +70,7 @@ private:
   bool write_trace_ = true;
   std::vector<ConfigItem> config_;
   std::string description_;
+  std::vector<Section> sections_;
 };
 
 } // namespace simcore
