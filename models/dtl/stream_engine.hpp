@@ -1,5 +1,5 @@
-/* A stream between the simulation (publishers) and the analysis (subscribers), with either
- * engine:
+/* The streams between the simulation (publishers) and the analyses (subscribers), with
+ * either engine:
  *  - staging: publishers hand their pieces straight to the subscribers whose selections
  *    intersect them, over the network (transport "mailbox"), by a memory copy when both ranks
  *    share a host, or at no cost (transport "ideal", a lower bound);
@@ -24,8 +24,10 @@
 
 namespace dtl {
 
-/** One DTL operation of one rank in one transaction, as traced. */
+/** One DTL operation of one rank in one transaction of one stream, as traced. */
 struct Operation {
+  std::int64_t stream;
+  std::int64_t reader; ///< -1 on the publisher side
   std::int64_t transaction;
   std::int64_t side; ///< 0 publisher, 1 subscriber
   std::int64_t rank;
@@ -38,45 +40,53 @@ struct Operation {
 class StreamEngine {
 public:
   explicit StreamEngine(Workflow workflow) : w_(std::move(workflow)) {}
-  /** Creates storage, channels and the actors of both apps. */
+  /** Creates storage, channels and the actors of every app. */
   void start(simcore::SimContext& ctx);
   /** Metrics and tables, after the simulation. */
   void report(simcore::Results& results) const;
 
 private:
   struct Channel {
+    std::size_t stream;
+    std::size_t reader;
     Transfer transfer;
     bool local;                       ///< publisher and subscriber share a host
     simgrid::s4u::Mailbox* mailbox;   ///< staging over the network
-    simgrid::s4u::SemaphorePtr ready; ///< otherwise: data (or its file) is ready
+    simgrid::s4u::SemaphorePtr ready; ///< otherwise: the data (or its file) is ready
   };
-  /** Where a publisher's file lives. */
+  /** Where a publisher's file of a stream lives. */
   struct FileHome {
     simgrid::s4u::Host* host;
     simgrid::s4u::Disk* disk;
   };
+  void create_storage(std::size_t s);
   void run_publisher(std::int64_t rank);
-  void run_subscriber(std::int64_t rank);
-  void put_staging(std::int64_t rank, std::int64_t k, Operation& op);
-  void put_file(std::int64_t rank, std::int64_t k, Operation& op);
-  double get_staging(std::int64_t rank, Operation& op);
-  void get_file(std::int64_t rank, Operation& op);
+  void run_subscriber(std::size_t s, std::size_t r, std::int64_t rank);
+  void put_staging(std::size_t s, std::int64_t rank, std::int64_t k, Operation& op);
+  void put_file(std::size_t s, std::int64_t rank, std::int64_t k, Operation& op);
+  double get_staging(std::size_t s, std::size_t r, std::int64_t rank, Operation& op);
+  void get_file(std::size_t s, std::size_t r, std::int64_t rank, Operation& op);
   bool over_network(const Channel& c) const
   {
-    return w_.engine == "staging" && w_.transport == "mailbox" && !c.local;
+    const Stream& st = w_.streams[c.stream];
+    return st.engine == "staging" && st.transport == "mailbox" && !c.local;
   }
 
   Workflow w_;
   std::vector<Channel> channels_;
-  std::vector<std::vector<std::size_t>> outgoing_; ///< channel indices per publisher
-  std::vector<std::vector<std::size_t>> incoming_; ///< channel indices per subscriber
-  std::vector<FileHome> file_home_;                ///< per publisher (file engine)
+  /** [stream][publisher rank] -> channel indices (all readers). */
+  std::vector<std::vector<std::vector<std::size_t>>> outgoing_;
+  /** [stream][reader][subscriber rank] -> channel indices. */
+  std::vector<std::vector<std::vector<std::vector<std::size_t>>>> incoming_;
+  /** [stream][publisher rank] (file engine). */
+  std::vector<std::vector<FileHome>> file_home_;
   std::vector<Operation> ops_;
-  std::vector<double> sim_dtl_time_, ana_dtl_time_; ///< per rank: time inside DTL calls
+  std::vector<double> sim_dtl_time_; ///< per simulation rank: time inside DTL calls
+  std::vector<double> ana_dtl_time_; ///< per analysis rank of every reader
   double bytes_network_ = 0, bytes_memcpy_ = 0, bytes_ideal_ = 0;
   double bytes_written_ = 0, bytes_read_ = 0;
   double sim_end_ = 0, ana_end_ = 0;
-  // Post hoc analysis waits for every publisher to finish.
+  // Post hoc analyses wait for every publisher to finish.
   std::int64_t publishers_done_ = 0;
   simgrid::s4u::MutexPtr done_mutex_;
   simgrid::s4u::ConditionVariablePtr done_cv_;

@@ -9,6 +9,28 @@ namespace dtl {
 
 namespace {
 
+using simcore::InputError;
+using simcore::ParamSet;
+
+/** Where an error about a value lies: the element's attribute (its origin) or the parameter. */
+struct Source {
+  const simcore::SimContext& ctx;
+  const ParamSet& values;
+  const simcore::Section* element; ///< nullptr: scenario parameters
+
+  InputError error(const std::string& name, const std::string& message) const
+  {
+    if (!element)
+      return ctx.param_error(name, message);
+    const std::string& origin = values.origin(name);
+    return InputError(origin == "default" ? element->where() : origin, message);
+  }
+  std::string what(const std::string& name) const
+  {
+    return element ? "<" + element->name() + "> attribute '" + name + "'" : "parameter '" + name + "'";
+  }
+};
+
 Box box_from(const std::vector<std::int64_t>& start, const std::vector<std::int64_t>& count)
 {
   Box b;
@@ -20,143 +42,238 @@ Box box_from(const std::vector<std::int64_t>& start, const std::vector<std::int6
   return b;
 }
 
-/** Block placement: ranks 0..r-1 on the first matching host, r..2r-1 on the next, ... */
-std::vector<simgrid::s4u::Host*> place(const simcore::SimContext& ctx, const std::string& prefix, std::int64_t ranks)
+std::vector<simgrid::s4u::Host*> hosts_matching(const Source& src, const std::string& param)
 {
-  const auto& p = ctx.params();
-  const std::string pattern_param = prefix + "_hosts";
-  const std::string& pattern = p.get_string(pattern_param);
+  const std::string& pattern = src.values.get_string(param);
   std::regex re;
   try {
     re = std::regex(pattern);
   } catch (const std::regex_error& e) {
-    throw ctx.param_error(pattern_param, "parameter '" + pattern_param + "' = '" + pattern +
-                                             "' is not a valid regular expression (" + e.what() + ")");
+    throw src.error(param, src.what(param) + " = '" + pattern + "' is not a valid regular expression (" + e.what() + ")");
   }
   std::vector<simgrid::s4u::Host*> hosts;
-  for (auto* h : ctx.hosts_sorted())
+  for (auto* h : src.ctx.hosts_sorted())
     if (std::regex_match(h->get_name(), re))
       hosts.push_back(h);
   if (hosts.empty())
-    throw ctx.param_error(pattern_param, "parameter '" + pattern_param + "' = '" + pattern +
-                                             "' matches no host of the platform; expected a regular expression "
-                                             "matching host names");
-  std::int64_t per_host = p.get_int(prefix + "_ranks_per_host");
+    throw src.error(param, src.what(param) + " = '" + pattern +
+                               "' matches no host of the platform; expected a regular expression matching host names");
+  return hosts;
+}
+
+/** Block placement: ranks 0..r-1 on the first matching host, r..2r-1 on the next, ... */
+std::vector<simgrid::s4u::Host*> place(const Source& src, const std::string& ranks_param,
+                                       const std::string& hosts_param, const std::string& per_host_param)
+{
+  const auto hosts = hosts_matching(src, hosts_param);
+  const std::int64_t ranks = src.values.get_int(ranks_param);
+  std::int64_t per_host = src.values.get_int(per_host_param);
   if (per_host == 0)
     per_host = hosts.front()->get_core_count();
   const std::int64_t needed = (ranks + per_host - 1) / per_host;
   if (needed > static_cast<std::int64_t>(hosts.size()))
-    throw ctx.param_error(prefix + "_ranks", "parameter '" + prefix + "_ranks' = " + std::to_string(ranks) + " needs " +
-                                                 std::to_string(needed) + " hosts at " + std::to_string(per_host) +
-                                                 " ranks per host, but only " + std::to_string(hosts.size()) +
-                                                 " hosts match '" + pattern + "'");
+    throw src.error(ranks_param, src.what(ranks_param) + " = " + std::to_string(ranks) + " needs " +
+                                     std::to_string(needed) + " hosts at " + std::to_string(per_host) +
+                                     " ranks per host, but only " + std::to_string(hosts.size()) + " hosts match '" +
+                                     src.values.get_string(hosts_param) + "'");
   std::vector<simgrid::s4u::Host*> out(static_cast<std::size_t>(ranks));
   for (std::int64_t r = 0; r < ranks; r++)
     out[static_cast<std::size_t>(r)] = hosts[static_cast<std::size_t>(r / per_host)];
   return out;
 }
 
+/** Stream settings shared by the simple form (parameters) and <stream> elements. */
+Stream read_stream(const Source& src, const std::string& name)
+{
+  const auto& v = src.values;
+  Stream s;
+  s.name = name;
+  s.engine = v.get_string("engine");
+  s.transport = v.get_string("transport");
+  s.publish_every = v.get_int("publish_every");
+  const auto& shape = v.get_int_list("shape");
+  if (shape.empty() || shape.size() > static_cast<std::size_t>(kMaxDims))
+    throw src.error("shape", src.what("shape") + " has " + std::to_string(shape.size()) +
+                                 " dimensions; expected 1 to 3, e.g. 512,512,256");
+  s.shape = box_from({}, shape);
+  s.element_size = static_cast<std::int64_t>(v.get_double("element_size"));
+
+  s.storage.kind = v.get_string("storage");
+  s.storage.disks_per_host = v.get_int("disks_per_storage_host");
+  s.storage.read_bandwidth = v.get_double("disk_read_bandwidth");
+  s.storage.write_bandwidth = v.get_double("disk_write_bandwidth");
+  s.storage.metadata_time = v.get_double("metadata_time");
+  if (s.engine == "file" && s.storage.kind == "pfs") {
+    if (v.get_string("pfs_hosts").empty())
+      throw src.error("pfs_hosts", src.what("pfs_hosts") + " is empty; storage 'pfs' needs the storage hosts");
+    s.storage.hosts = hosts_matching(src, "pfs_hosts");
+  }
+
+  const auto& stride = v.get_int_list("decimation");
+  if (!stride.empty() && stride.size() != shape.size())
+    throw src.error("decimation", src.what("decimation") + " has " + std::to_string(stride.size()) +
+                                      " values; expected one stride per dimension of 'shape' (" +
+                                      std::to_string(shape.size()) + ") or none");
+  for (std::size_t d = 0; d < stride.size(); d++)
+    s.reduction.stride[d] = stride[d];
+  s.reduction.compression_ratio = v.get_double("compression_ratio");
+  s.reduction.compress_flops_per_byte = v.get_double("compress_flops_per_byte");
+  s.reduction.decompress_flops_per_byte = v.get_double("decompress_flops_per_byte");
+  return s;
+}
+
+/** Reader settings, from the simple form's parameters (ana_*, subscribe_*) or a <reader>. */
+Reader read_reader(const Source& src, const Stream& stream, std::int64_t steps, bool simple)
+{
+  const auto& v = src.values;
+  auto key = [simple](const std::string& simple_name, const std::string& element_name) {
+    return simple ? simple_name : element_name;
+  };
+  Reader r;
+  r.app.name = simple ? "analysis" : v.get_string("name");
+  r.app.ranks = v.get_int(key("ana_ranks", "ranks"));
+  r.app.flops_per_element = v.get_double(key("ana_flops_per_element", "flops_per_element"));
+  r.app.host_of_rank = place(src, key("ana_ranks", "ranks"), key("ana_hosts", "hosts"),
+                             key("ana_ranks_per_host", "ranks_per_host"));
+  r.every = v.get_int(key("subscribe_every", "every"));
+  r.first = v.get_int(key("subscribe_first", "first"));
+  r.last = v.get_int(key("subscribe_last", "last"));
+  r.post_hoc = v.get_string("analysis_start") == "after_simulation";
+  const std::int64_t nk = stream.transactions(steps);
+  const std::string first = key("subscribe_first", "first"), last = key("subscribe_last", "last");
+  if (r.first >= nk)
+    throw src.error(first, src.what(first) + " = " + std::to_string(r.first) + " but the simulation publishes only " +
+                               std::to_string(nk) + " transactions (0 to " + std::to_string(nk - 1) + ")");
+  if (r.last >= 0 && r.last < r.first)
+    throw src.error(last, src.what(last) + " = " + std::to_string(r.last) + " comes before " + first + " = " +
+                              std::to_string(r.first) + "; expected -1 or a later one");
+  if (r.post_hoc && stream.engine == "staging")
+    throw src.error("analysis_start", src.what("analysis_start") +
+                                          " = 'after_simulation' needs engine 'file'; staging needs both sides connected");
+
+  const std::string ss = key("selection_start", "selection_start"), sc = key("selection_count", "selection_count");
+  const auto& sel_start = v.get_int_list(ss);
+  const auto& sel_count = v.get_int_list(sc);
+  const std::size_t dims = static_cast<std::size_t>(stream.shape.dims);
+  if (sel_start.empty() && sel_count.empty()) {
+    r.selection = stream.shape;
+  } else {
+    if (sel_start.size() != dims)
+      throw src.error(ss, src.what(ss) + " has " + std::to_string(sel_start.size()) +
+                              " values; expected one per dimension of 'shape' (" + std::to_string(dims) + ")");
+    if (sel_count.size() != dims)
+      throw src.error(sc, src.what(sc) + " has " + std::to_string(sel_count.size()) +
+                              " values; expected one per dimension of 'shape' (" + std::to_string(dims) + ")");
+    r.selection = box_from(sel_start, sel_count);
+    if (!stream.shape.contains(r.selection))
+      throw src.error(sc, "the selection " + r.selection.to_string() + " lies outside the array " +
+                              stream.shape.to_string() + "; expected start + count <= shape in every dimension");
+  }
+  r.selections = block_decomposition(r.selection, r.app.ranks);
+  r.plan = plan_redistribution(stream.blocks, r.selections, stream.element_size);
+  for (auto& t : r.plan) // what travels, after decimation and compression
+    t.bytes = stream.reduction.wire_bytes(t.piece, stream.element_size);
+  return r;
+}
+
+/** Explicit publisher blocks (<block rank start count>): one per rank, inside the shape,
+ *  not overlapping. */
+std::vector<Box> explicit_blocks(const simcore::SimContext& ctx, const simcore::Section& stream_el, const Stream& s,
+                                 std::int64_t ranks)
+{
+  const auto blocks_el = stream_el.children_named("block");
+  std::vector<Box> blocks(static_cast<std::size_t>(ranks));
+  std::vector<const simcore::Section*> given(static_cast<std::size_t>(ranks), nullptr);
+  for (const auto* b : blocks_el) {
+    const auto& a = b->attributes();
+    const std::int64_t rank = a.get_int("rank");
+    if (rank >= ranks)
+      throw InputError(a.origin("rank"), "<block rank=\"" + std::to_string(rank) + "\">: the simulation has only " +
+                                             std::to_string(ranks) + " ranks (sim_ranks); expected 0 to " +
+                                             std::to_string(ranks - 1));
+    if (given[static_cast<std::size_t>(rank)])
+      throw InputError(b->where(), "a second <block> for rank " + std::to_string(rank) + " (the first is at " +
+                                       given[static_cast<std::size_t>(rank)]->where() + "); expected one per rank");
+    const auto& start = a.get_int_list("start");
+    const auto& count = a.get_int_list("count");
+    if (start.size() != static_cast<std::size_t>(s.shape.dims) || count.size() != start.size())
+      throw InputError(b->where(), "<block> start and count need one value per dimension of the stream's shape (" +
+                                       std::to_string(s.shape.dims) + ")");
+    Box box = box_from(start, count);
+    if (!s.shape.contains(box))
+      throw InputError(b->where(), "<block> " + box.to_string() + " lies outside the array " + s.shape.to_string() +
+                                       "; expected start + count <= shape");
+    blocks[static_cast<std::size_t>(rank)] = box;
+    given[static_cast<std::size_t>(rank)] = b;
+  }
+  for (std::int64_t r = 0; r < ranks; r++)
+    if (!given[static_cast<std::size_t>(r)])
+      throw InputError(stream_el.where(), "<stream name=\"" + s.name + "\"> gives <block>s but none for rank " +
+                                              std::to_string(r) + "; expected one per simulation rank, or none");
+  // Overlaps: the plan of the blocks against themselves pairs only blocks that meet.
+  for (const auto& t : plan_redistribution(blocks, blocks, 1))
+    if (t.publisher != t.subscriber)
+      throw InputError(given[static_cast<std::size_t>(std::max(t.publisher, t.subscriber))]->where(),
+                       "<block> of rank " + std::to_string(std::max(t.publisher, t.subscriber)) + " overlaps rank " +
+                           std::to_string(std::min(t.publisher, t.subscriber)) + "'s on " + t.piece.to_string() +
+                           "; expected disjoint blocks");
+  (void)ctx;
+  return blocks;
+}
+
+/** Parameters of the simple form that <stream> elements replace. */
+const char* const kStreamParams[] = {"engine", "transport", "shape", "element_size", "publish_every", "subscribe_every",
+                                     "subscribe_first", "subscribe_last", "ana_ranks", "ana_hosts",
+                                     "ana_ranks_per_host", "ana_flops_per_element", "selection_start",
+                                     "selection_count", "storage", "pfs_hosts", "disks_per_storage_host",
+                                     "disk_read_bandwidth", "disk_write_bandwidth", "metadata_time", "analysis_start",
+                                     "decimation", "compression_ratio", "compress_flops_per_byte",
+                                     "decompress_flops_per_byte"};
+
 } // namespace
 
 Workflow build_workflow(const simcore::SimContext& ctx)
 {
   const auto& p = ctx.params();
+  const Source params{ctx, p, nullptr};
   Workflow w;
-  w.engine = p.get_string("engine");
-  w.transport = p.get_string("transport");
-  const auto& shape = p.get_int_list("shape");
-  if (shape.empty() || shape.size() > static_cast<std::size_t>(kMaxDims))
-    throw ctx.param_error("shape", "parameter 'shape' has " + std::to_string(shape.size()) +
-                                       " dimensions; expected 1 to 3, e.g. 512,512,256");
-  w.shape = box_from({}, shape);
-  w.element_size = static_cast<std::int64_t>(p.get_double("element_size"));
   w.steps = p.get_int("steps");
-  w.publish_every = p.get_int("publish_every");
-  w.subscribe_every = p.get_int("subscribe_every");
-  w.subscribe_first = p.get_int("subscribe_first");
-  w.subscribe_last = p.get_int("subscribe_last");
-  if (w.subscribe_first >= w.transactions())
-    throw ctx.param_error("subscribe_first", "parameter 'subscribe_first' = " + std::to_string(w.subscribe_first) +
-                                                 " but the simulation publishes only " +
-                                                 std::to_string(w.transactions()) + " transactions (0 to " +
-                                                 std::to_string(w.transactions() - 1) + ")");
-  if (w.subscribe_last >= 0 && w.subscribe_last < w.subscribe_first)
-    throw ctx.param_error("subscribe_last", "parameter 'subscribe_last' = " + std::to_string(w.subscribe_last) +
-                                                " comes before subscribe_first = " +
-                                                std::to_string(w.subscribe_first) + "; expected -1 or a later one");
   w.memcpy_bandwidth = p.get_double("memcpy_bandwidth");
   if (w.memcpy_bandwidth == 0)
     w.memcpy_bandwidth = ctx.calibration().rate_or("memcpy_bandwidth", 10e9);
-
-  const auto& sel_start = p.get_int_list("selection_start");
-  const auto& sel_count = p.get_int_list("selection_count");
-  if (sel_start.empty() && sel_count.empty()) {
-    w.selection = w.shape;
-  } else {
-    if (sel_start.size() != shape.size())
-      throw ctx.param_error("selection_start", "parameter 'selection_start' has " + std::to_string(sel_start.size()) +
-                                                   " values; expected one per dimension of 'shape' (" +
-                                                   std::to_string(shape.size()) + ")");
-    if (sel_count.size() != shape.size())
-      throw ctx.param_error("selection_count", "parameter 'selection_count' has " + std::to_string(sel_count.size()) +
-                                                   " values; expected one per dimension of 'shape' (" +
-                                                   std::to_string(shape.size()) + ")");
-    w.selection = box_from(sel_start, sel_count);
-    if (!w.shape.contains(w.selection))
-      throw ctx.param_error("selection_count", "the selection " + w.selection.to_string() +
-                                                   " lies outside the array " + w.shape.to_string() +
-                                                   "; expected start + count <= shape in every dimension");
-  }
-
-  // File engine: storage.
-  w.storage.kind = p.get_string("storage");
-  w.storage.disks_per_host = p.get_int("disks_per_storage_host");
-  w.storage.read_bandwidth = p.get_double("disk_read_bandwidth");
-  w.storage.write_bandwidth = p.get_double("disk_write_bandwidth");
-  w.storage.metadata_time = p.get_double("metadata_time");
-  w.post_hoc = p.get_string("analysis_start") == "after_simulation";
-  if (w.post_hoc && w.engine == "staging")
-    throw ctx.param_error("analysis_start", "parameter 'analysis_start' = 'after_simulation' needs engine 'file'; "
-                                            "staging needs both sides connected");
-  if (w.engine == "file" && w.storage.kind == "pfs") {
-    const std::string& pattern = p.get_string("pfs_hosts");
-    std::regex re;
-    try {
-      re = std::regex(pattern);
-    } catch (const std::regex_error& e) {
-      throw ctx.param_error("pfs_hosts", "parameter 'pfs_hosts' = '" + pattern +
-                                             "' is not a valid regular expression (" + e.what() + ")");
-    }
-    for (auto* h : ctx.hosts_sorted())
-      if (std::regex_match(h->get_name(), re))
-        w.storage.hosts.push_back(h);
-    if (w.storage.hosts.empty())
-      throw ctx.param_error("pfs_hosts", "parameter 'pfs_hosts' = '" + pattern +
-                                             "' matches no host; expected the storage hosts of a parallel file system");
-  }
-
-  // Reduction.
-  const auto& stride = p.get_int_list("decimation");
-  if (!stride.empty() && stride.size() != shape.size())
-    throw ctx.param_error("decimation", "parameter 'decimation' has " + std::to_string(stride.size()) +
-                                            " values; expected one stride per dimension of 'shape' (" +
-                                            std::to_string(shape.size()) + ") or none");
-  for (std::size_t d = 0; d < stride.size(); d++)
-    w.reduction.stride[d] = stride[d];
-  w.reduction.compression_ratio = p.get_double("compression_ratio");
-  w.reduction.compress_flops_per_byte = p.get_double("compress_flops_per_byte");
-  w.reduction.decompress_flops_per_byte = p.get_double("decompress_flops_per_byte");
-
   w.sim = App{"simulation", p.get_int("sim_ranks"), p.get_double("sim_flops_per_element"), {}};
-  w.ana = App{"analysis", p.get_int("ana_ranks"), p.get_double("ana_flops_per_element"), {}};
-  w.sim.host_of_rank = place(ctx, "sim", w.sim.ranks);
-  w.ana.host_of_rank = place(ctx, "ana", w.ana.ranks);
+  w.sim.host_of_rank = place(params, "sim_ranks", "sim_hosts", "sim_ranks_per_host");
 
-  w.blocks = block_decomposition(w.shape, w.sim.ranks);
-  w.selections = block_decomposition(w.selection, w.ana.ranks);
-  w.plan = plan_redistribution(w.blocks, w.selections, w.element_size);
-  for (auto& t : w.plan) // what travels, after decimation and compression
-    t.bytes = w.reduction.wire_bytes(t.piece, w.element_size);
+  const auto& elements = ctx.scenario().sections();
+  if (elements.empty()) { // the simple form
+    Stream s = read_stream(params, "stream");
+    s.blocks = block_decomposition(s.shape, w.sim.ranks);
+    s.readers.push_back(read_reader(params, s, w.steps, true));
+    w.streams.push_back(std::move(s));
+    return w;
+  }
+  for (const char* name : kStreamParams)
+    if (p.origin(name) != "default")
+      throw ctx.param_error(name, "parameter '" + std::string(name) +
+                                      "' belongs to the simple form; with <stream> elements, set it on the <stream> "
+                                      "or <reader>");
+  for (const auto& el : elements) {
+    const Source src{ctx, el.attributes(), &el};
+    Stream s = read_stream(src, el.attributes().get_string("name"));
+    for (const auto& other : w.streams)
+      if (other.name == s.name)
+        throw InputError(el.where(), "a second <stream name=\"" + s.name + "\">; expected unique stream names");
+    s.blocks = el.children_named("block").empty() ? block_decomposition(s.shape, w.sim.ranks)
+                                                  : explicit_blocks(ctx, el, s, w.sim.ranks);
+    const auto readers = el.children_named("reader");
+    if (readers.empty())
+      throw InputError(el.where(), "<stream name=\"" + s.name + "\"> has no <reader>; expected at least one");
+    for (const auto* rd : readers) {
+      const Source rsrc{ctx, rd->attributes(), rd};
+      s.readers.push_back(read_reader(rsrc, s, w.steps, false));
+    }
+    w.streams.push_back(std::move(s));
+  }
   return w;
 }
 

@@ -1,5 +1,9 @@
-/* The in situ workflow a dtl scenario describes: one variable published by a simulation app
- * and read by an analysis app through a stream, with its decompositions and rank placement. */
+/* The in situ workflow a dtl scenario describes: a simulation app publishing one or more
+ * streams (one variable each), each read by one or more analysis apps, with decompositions,
+ * rank placement and the redistribution plans.
+ *
+ * The scenario gives either the simple form (parameters only: one stream, one reader) or
+ * <stream> elements, each with its <reader>s and, optionally, explicit <block>s. */
 #pragma once
 
 #include "box.hpp"
@@ -15,15 +19,15 @@
 
 namespace dtl {
 
-/** One application (the simulation, or the analysis). */
+/** An application: ranks placed on hosts. */
 struct App {
   std::string name;
   std::int64_t ranks = 0;
-  double flops_per_element = 0; ///< per step (simulation) or per transaction read (analysis)
+  double flops_per_element = 0; ///< per step per element of its blocks (simulation), per element read (analysis)
   std::vector<simgrid::s4u::Host*> host_of_rank;
 };
 
-/** Where the file engine keeps its files. */
+/** Where the file engine keeps a stream's files. */
 struct Storage {
   std::string kind; ///< "local": each publisher's host; "pfs": storage hosts behind the network
   std::vector<simgrid::s4u::Host*> hosts; ///< pfs: the storage hosts
@@ -33,37 +37,46 @@ struct Storage {
   double metadata_time = 0;   ///< s per file open and per file close
 };
 
-struct Workflow {
+/** An analysis app reading one stream. */
+struct Reader {
+  App app;
+  std::int64_t every = 1;  ///< reads every k-th transaction ...
+  std::int64_t first = 0;  ///< ... from this one
+  std::int64_t last = -1;  ///< ... to this one (inclusive); -1: the last
+  bool post_hoc = false;   ///< starts when the simulation has ended (file engine)
+  Box selection;           ///< the part of the array it reads
+  std::vector<Box> selections; ///< one per rank
+  std::vector<Transfer> plan;  ///< who sends what to whom, bytes after reduction
+
+  bool reads(std::int64_t k) const { return k >= first && (last < 0 || k <= last) && (k - first) % every == 0; }
+};
+
+/** A stream: one variable published by the simulation, with its engine and readers. */
+struct Stream {
+  std::string name;
   std::string engine;    ///< "staging" or "file"
   std::string transport; ///< staging: "mailbox" or "ideal"
   Storage storage;       ///< file engine
-  bool post_hoc = false; ///< file engine: the analysis starts when the simulation has ended
   Reduction reduction;
-  Box shape;             ///< the global array, start 0
+  std::int64_t publish_every = 1;
+  Box shape;
   std::int64_t element_size = 8;
-  std::int64_t steps = 1;           ///< simulation steps
-  std::int64_t publish_every = 1;   ///< the simulation publishes one transaction every k steps
-  std::int64_t subscribe_every = 1; ///< the analysis reads every k-th transaction
-  std::int64_t subscribe_first = 0; ///< ... from this transaction
-  std::int64_t subscribe_last = -1; ///< ... to this one (inclusive); -1: the last
-  double memcpy_bandwidth = 0;      ///< B/s, for publisher/subscriber pairs on one host
-  App sim;
-  App ana;
-  std::vector<Box> blocks;     ///< one per simulation rank
-  Box selection;               ///< the part of the array the analysis reads
-  std::vector<Box> selections; ///< one per analysis rank
-  std::vector<Transfer> plan;  ///< who sends what to whom, for every transaction read
+  std::vector<Box> blocks; ///< one per simulation rank
+  std::vector<Reader> readers;
 
-  std::int64_t transactions() const { return (steps + publish_every - 1) / publish_every; }
-  bool subscribed(std::int64_t transaction) const
-  {
-    return transaction >= subscribe_first && (subscribe_last < 0 || transaction <= subscribe_last) &&
-           (transaction - subscribe_first) % subscribe_every == 0;
-  }
+  std::int64_t transactions(std::int64_t steps) const { return (steps + publish_every - 1) / publish_every; }
 };
 
-/** Reads the validated parameters, checks them against each other and the platform (errors
- *  name the parameter and where its value came from), places ranks, plans the redistribution. */
+struct Workflow {
+  std::int64_t steps = 1;
+  double memcpy_bandwidth = 0; ///< B/s, for publisher/subscriber pairs on one host
+  App sim;
+  std::vector<Stream> streams;
+};
+
+/** Reads the validated parameters and elements, checks them against each other and the
+ *  platform (errors name the parameter or element and where it came from), places ranks,
+ *  plans the redistributions. */
 Workflow build_workflow(const simcore::SimContext& ctx);
 
 } // namespace dtl
