@@ -53,6 +53,9 @@ std::vector<ParamSpec> stream_specs()
       ParamSpec::real("compression_ratio", 1, "bytes before / after compression; 1: none").within(1, 1e6),
       ParamSpec::real("compress_flops_per_byte", 0, "publisher work per byte compressed (flop)").at_least(0),
       ParamSpec::real("decompress_flops_per_byte", 0, "subscriber work per byte decompressed (flop)").at_least(0),
+      ParamSpec::optional_file("compression_profile",
+                               "JSON ratio/accuracy profile of a lossy compressor (instead of a fixed ratio)"),
+      ParamSpec::real("error_bound", 0, "accuracy at which the compression_profile is read").at_least(0),
   };
 }
 

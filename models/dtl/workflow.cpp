@@ -1,4 +1,5 @@
 #include "workflow.hpp"
+#include "compression_profile.hpp"
 #include "decomposition.hpp"
 
 #include <simcore/error.hpp>
@@ -119,6 +120,26 @@ Stream read_stream(const Source& src, const std::string& name)
   s.reduction.compression_ratio = v.get_double("compression_ratio");
   s.reduction.compress_flops_per_byte = v.get_double("compress_flops_per_byte");
   s.reduction.decompress_flops_per_byte = v.get_double("decompress_flops_per_byte");
+  const std::string& profile = v.get_string("compression_profile");
+  if (!profile.empty()) {
+    for (const char* fixed : {"compression_ratio", "compress_flops_per_byte", "decompress_flops_per_byte"})
+      if (v.origin(fixed) != "default")
+        throw src.error(fixed, src.what(fixed) + " is given together with a compression_profile; expected either "
+                                                 "a fixed ratio and costs or a profile and an error_bound");
+    if (v.get_double("error_bound") == 0)
+      throw src.error("compression_profile", src.what("compression_profile") +
+                                                 " needs error_bound: the accuracy at which to read the profile");
+    const auto point = CompressionProfile::load(profile).at(v.get_double("error_bound"),
+                                                            v.origin("error_bound"));
+    s.reduction.compression_ratio = point.ratio;
+    s.reduction.compress_flops_per_byte = point.compress_flops_per_byte;
+    s.reduction.decompress_flops_per_byte = point.decompress_flops_per_byte;
+  } else if (v.get_double("error_bound") != 0) {
+    throw src.error("error_bound", src.what("error_bound") + " needs a compression_profile to read ratios from");
+  }
+  if (s.engine == "file" && s.transport == "ideal")
+    throw src.error("transport", src.what("transport") + " = 'ideal' belongs to the staging engine; the file "
+                                                         "engine moves data through storage (leave transport unset)");
   return s;
 }
 

@@ -192,3 +192,34 @@ def test_a_range_of_transactions(tmp_path):
     assert res.metrics["bytes_received"] == 3 * S
     with pytest.raises(simcore.InputError, match="subscribe_first' = 10 but the simulation publishes only 10"):
         scenario(tmp_path, steps=10, subscribe_first=10).run()
+
+
+# --- compression profile ----------------------------------------------------------------------
+
+PROFILE = SOURCE / "scenarios" / "dtl" / "data" / "sz_like_profile.json"
+
+
+def test_compression_profile_is_interpolated_in_log_error_bound(tmp_path):
+    # 1e-5 lies halfway (in log10) between the points 1e-6 (3x, 60 / 25 flop/B) and 1e-4 (8x, 45 / 18).
+    res = scenario(tmp_path, compression_profile=PROFILE, error_bound=1e-5).run()
+    ratio, comp, decomp = 5.5, 52.5, 21.5
+    wire = -(-2e6 // ratio)  # rounded up
+    assert res.metrics["bytes_network"] == wire
+    assert res.metrics["makespan"] == pytest.approx(comp * S / 1e9 + L + wire / B + decomp * S / 1e9, rel=1e-9)
+    exact = scenario(tmp_path, compression_profile=PROFILE, error_bound=1e-2).run()
+    assert exact.metrics["bytes_network"] == -(-2e6 // 30)
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(compression_profile=PROFILE, error_bound=1e-1), "error bound 0.100000 lies outside the profile"),
+    (dict(compression_profile=PROFILE), "needs error_bound"),
+    (dict(compression_profile=PROFILE, error_bound=1e-4, compression_ratio=2), "is given together with a "
+                                                                                "compression_profile"),
+    (dict(error_bound=1e-4), "needs a compression_profile"),
+    (dict(engine="file", transport="ideal"), "'ideal' belongs to the staging engine"),
+])
+def test_reduction_and_engine_mismatches_are_refused(tmp_path, params, message):
+    with pytest.raises(simcore.InputError) as e:
+        scenario(tmp_path, **params).run()
+    assert message in str(e.value)
+    assert str(e.value).startswith(str(tmp_path))  # located in the scenario file

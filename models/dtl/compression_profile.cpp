@@ -1,0 +1,74 @@
+#include "compression_profile.hpp"
+
+#include <simcore/error.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+namespace dtl {
+
+CompressionProfile CompressionProfile::load(const std::string& path)
+{
+  std::ifstream in(path);
+  if (!in)
+    throw simcore::InputError(path, "cannot read the compression profile; expected a JSON file");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw simcore::InputError(path, std::string("malformed JSON (") + e.what() + "); expected {\"points\": [...]}");
+  }
+  CompressionProfile p;
+  p.path_ = path;
+  if (!j.is_object() || !j.contains("points") || !j["points"].is_array() || j["points"].size() < 1)
+    throw simcore::InputError(path, "expected {\"points\": [{\"error_bound\": ..., \"ratio\": ..., "
+                                    "\"compress_flops_per_byte\": ..., \"decompress_flops_per_byte\": ...}, ...]}");
+  for (std::size_t i = 0; i < j["points"].size(); i++) {
+    const auto& pt = j["points"][i];
+    const std::string where = path + " (points[" + std::to_string(i) + "])";
+    for (const char* key : {"error_bound", "ratio", "compress_flops_per_byte", "decompress_flops_per_byte"})
+      if (!pt.is_object() || !pt.contains(key) || !pt[key].is_number())
+        throw simcore::InputError(where, std::string("expected a number for \"") + key + "\"");
+    CompressionPoint c{pt["error_bound"].get<double>(), pt["ratio"].get<double>(),
+                       pt["compress_flops_per_byte"].get<double>(), pt["decompress_flops_per_byte"].get<double>()};
+    if (!(c.error_bound > 0) || !(c.ratio >= 1) || c.compress_flops_per_byte < 0 || c.decompress_flops_per_byte < 0)
+      throw simcore::InputError(where, "expected error_bound > 0, ratio >= 1 and costs >= 0");
+    p.points_.push_back(c);
+  }
+  std::sort(p.points_.begin(), p.points_.end(),
+            [](const auto& a, const auto& b) { return a.error_bound < b.error_bound; });
+  for (std::size_t i = 1; i < p.points_.size(); i++)
+    if (p.points_[i].error_bound == p.points_[i - 1].error_bound)
+      throw simcore::InputError(path, "two points with error_bound " + std::to_string(p.points_[i].error_bound) +
+                                          "; expected distinct error bounds");
+  return p;
+}
+
+CompressionPoint CompressionProfile::at(double error_bound, const std::string& where) const
+{
+  const auto& lo = points_.front();
+  const auto& hi = points_.back();
+  if (error_bound < lo.error_bound || error_bound > hi.error_bound)
+    throw simcore::InputError(where, "error bound " + std::to_string(error_bound) + " lies outside the profile " +
+                                         path_ + " (" + std::to_string(lo.error_bound) + " to " +
+                                         std::to_string(hi.error_bound) + "); expected a bound it measured");
+  if (error_bound == lo.error_bound)
+    return lo;
+  std::size_t i = 1; // first point at or above the bound (exists: the bound is within range)
+  while (points_[i].error_bound < error_bound)
+    i++;
+  if (points_[i].error_bound == error_bound)
+    return points_[i];
+  const auto& a = points_[i - 1];
+  const auto& b = points_[i];
+  const double t = (std::log10(error_bound) - std::log10(a.error_bound)) /
+                   (std::log10(b.error_bound) - std::log10(a.error_bound));
+  auto mix = [t](double x, double y) { return x + t * (y - x); };
+  return CompressionPoint{error_bound, mix(a.ratio, b.ratio), mix(a.compress_flops_per_byte, b.compress_flops_per_byte),
+                          mix(a.decompress_flops_per_byte, b.decompress_flops_per_byte)};
+}
+
+} // namespace dtl
