@@ -107,13 +107,28 @@ simcore::ModelInfo make_info()
                               ParamSpec::integer_list("start", "", "start per dimension").at_least(0),
                               ParamSpec::integer_list("count", "", "size per dimension").at_least(0)},
                              {}};
-  simcore::SectionSpec reader{"reader", "an analysis app reading this stream", reader_specs(false), {}};
+  simcore::SectionSpec select{"select",
+                              "the part of one variable a reader reads (default: all of it)",
+                              {ParamSpec::string("variable", "", "name of the variable"),
+                               ParamSpec::integer_list("start", "", "start per dimension").at_least(0),
+                               ParamSpec::integer_list("count", "", "size per dimension").at_least(0)},
+                              {}};
+  simcore::SectionSpec reader{"reader", "an analysis app reading this stream", reader_specs(false), {select}};
+  simcore::SectionSpec variable{"variable",
+                                "a variable of the stream (without any, the stream's shape and element_size "
+                                "describe its one variable)",
+                                {ParamSpec::string("name", "", "name of the variable"),
+                                 ParamSpec::integer_list("shape", "512,512,256", "global array shape, 1 to 3 dimensions")
+                                     .within(1, 1e12),
+                                 ParamSpec::quantity("element_size", ParamType::Size, "8B", "bytes per array element")
+                                     .within(1, 1 << 20)},
+                                {block}};
   std::vector<ParamSpec> stream_attrs{ParamSpec::string("name", "stream", "name of the stream")};
   for (auto& s : stream_specs())
     stream_attrs.push_back(s);
-  simcore::SectionSpec stream{"stream", "a stream of one variable published by the simulation (replaces the simple "
+  simcore::SectionSpec stream{"stream", "variables published together by the simulation (replaces the simple "
                                         "form's stream and analysis parameters)",
-                              stream_attrs, {block, reader}};
+                              stream_attrs, {variable, block, reader}};
 
   simcore::ModelInfo info{"dtl",
                           "data transport layer of an in situ workflow: a simulation publishes, analyses subscribe",

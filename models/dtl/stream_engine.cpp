@@ -76,11 +76,13 @@ void StreamEngine::start(simcore::SimContext& ctx)
       post_hoc = post_hoc || rd.post_hoc;
       ana_ranks += static_cast<std::size_t>(rd.app.ranks);
       incoming_[s][r].resize(static_cast<std::size_t>(rd.app.ranks));
-      for (const auto& t : rd.plan) {
+      for (std::size_t v = 0; v < rd.vars.size(); v++)
+      for (const auto& t : rd.vars[v].plan) {
         Channel c{s, r, t, w_.sim.host_of_rank[t.publisher] == rd.app.host_of_rank[t.subscriber], nullptr, nullptr};
         if (over_network(c))
-          c.mailbox = sg4::Mailbox::by_name("dtl/" + std::to_string(s) + "/" + std::to_string(r) + "/" +
-                                            std::to_string(t.publisher) + "/" + std::to_string(t.subscriber));
+          c.mailbox = sg4::Mailbox::by_name("dtl/" + std::to_string(s) + "/" + std::to_string(v) + "/" +
+                                            std::to_string(r) + "/" + std::to_string(t.publisher) + "/" +
+                                            std::to_string(t.subscriber));
         else
           c.ready = sg4::Semaphore::create(0);
         outgoing_[s][t.publisher].push_back(channels_.size());
@@ -112,7 +114,8 @@ void StreamEngine::run_publisher(std::int64_t rank)
 {
   double compute = 0;
   for (const auto& st : w_.streams)
-    compute += static_cast<double>(st.blocks[rank].volume()) * w_.sim.flops_per_element;
+    for (const auto& var : st.variables)
+      compute += static_cast<double>(var.blocks[rank].volume()) * w_.sim.flops_per_element;
   for (std::int64_t step = 0; step < w_.steps; step++) {
     if (compute > 0)
       sg4::this_actor::execute(compute);
@@ -126,8 +129,10 @@ void StreamEngine::run_publisher(std::int64_t rank)
         wanted = wanted || rd.reads(k);
       Operation op{static_cast<std::int64_t>(s), -1, k, 0, rank, now(), 0, 0, 0};
       // Reduction cost: compressing the decimated block.
-      const double compress = st.reduction.compress_flops_per_byte *
-                              static_cast<double>(st.reduction.kept_elements(st.blocks[rank]) * st.element_size);
+      double kept_bytes = 0;
+      for (const auto& var : st.variables)
+        kept_bytes += static_cast<double>(st.reduction.kept_elements(var.blocks[rank]) * var.element_size);
+      const double compress = st.reduction.compress_flops_per_byte * kept_bytes;
       if (compress > 0 && wanted)
         sg4::this_actor::execute(compress);
       if (st.engine == "file")
@@ -172,7 +177,9 @@ void StreamEngine::put_file(std::size_t s, std::int64_t rank, std::int64_t k, Op
   // One file per publisher, stream and transaction: open, (send to the storage host,) write, close.
   const Stream& st = w_.streams[s];
   const FileHome& home = file_home_[s][static_cast<std::size_t>(rank)];
-  const double bytes = static_cast<double>(st.reduction.wire_bytes(st.blocks[rank], st.element_size));
+  double bytes = 0; // one file holds every variable of the transaction
+  for (const auto& var : st.variables)
+    bytes += static_cast<double>(st.reduction.wire_bytes(var.blocks[rank], var.element_size));
   op.bytes = static_cast<std::int64_t>(bytes);
   if (st.storage.metadata_time > 0)
     sg4::this_actor::sleep_for(st.storage.metadata_time);
@@ -195,9 +202,14 @@ void StreamEngine::run_subscriber(std::size_t s, std::size_t r, std::int64_t ran
 {
   const Stream& st = w_.streams[s];
   const Reader& rd = st.readers[r];
-  const double compute = static_cast<double>(rd.selections[rank].volume()) * rd.app.flops_per_element;
-  const double decompress = st.reduction.decompress_flops_per_byte *
-                            static_cast<double>(st.reduction.kept_elements(rd.selections[rank]) * st.element_size);
+  double elements = 0, kept_bytes = 0;
+  for (std::size_t v = 0; v < rd.vars.size(); v++) {
+    elements += static_cast<double>(rd.vars[v].selections[rank].volume());
+    kept_bytes += static_cast<double>(st.reduction.kept_elements(rd.vars[v].selections[rank]) *
+                                      st.variables[v].element_size);
+  }
+  const double compute = elements * rd.app.flops_per_element;
+  const double decompress = st.reduction.decompress_flops_per_byte * kept_bytes;
   if (rd.post_hoc) {
     std::unique_lock<sg4::Mutex> lock(*done_mutex_);
     while (publishers_done_ < w_.sim.ranks)

@@ -92,12 +92,6 @@ Stream read_stream(const Source& src, const std::string& name)
   s.engine = v.get_string("engine");
   s.transport = v.get_string("transport");
   s.publish_every = v.get_int("publish_every");
-  const auto& shape = v.get_int_list("shape");
-  if (shape.empty() || shape.size() > static_cast<std::size_t>(kMaxDims))
-    throw src.error("shape", src.what("shape") + " has " + std::to_string(shape.size()) +
-                                 " dimensions; expected 1 to 3, e.g. 512,512,256");
-  s.shape = box_from({}, shape);
-  s.element_size = static_cast<std::int64_t>(v.get_double("element_size"));
 
   s.storage.kind = v.get_string("storage");
   s.storage.disks_per_host = v.get_int("disks_per_storage_host");
@@ -111,10 +105,6 @@ Stream read_stream(const Source& src, const std::string& name)
   }
 
   const auto& stride = v.get_int_list("decimation");
-  if (!stride.empty() && stride.size() != shape.size())
-    throw src.error("decimation", src.what("decimation") + " has " + std::to_string(stride.size()) +
-                                      " values; expected one stride per dimension of 'shape' (" +
-                                      std::to_string(shape.size()) + ") or none");
   for (std::size_t d = 0; d < stride.size(); d++)
     s.reduction.stride[d] = stride[d];
   s.reduction.compression_ratio = v.get_double("compression_ratio");
@@ -141,6 +131,62 @@ Stream read_stream(const Source& src, const std::string& name)
     throw src.error("transport", src.what("transport") + " = 'ideal' belongs to the staging engine; the file "
                                                          "engine moves data through storage (leave transport unset)");
   return s;
+}
+
+/** A variable's shape and element size, from the simple form's parameters, a <stream>'s
+ *  attributes, or a <variable>. */
+Variable read_variable(const Source& src, const std::string& name, const Stream& stream)
+{
+  const auto& v = src.values;
+  Variable var;
+  var.name = name;
+  const auto& shape = v.get_int_list("shape");
+  if (shape.empty() || shape.size() > static_cast<std::size_t>(kMaxDims))
+    throw src.error("shape", src.what("shape") + " has " + std::to_string(shape.size()) +
+                                 " dimensions; expected 1 to 3, e.g. 512,512,256");
+  var.shape = box_from({}, shape);
+  var.element_size = static_cast<std::int64_t>(v.get_double("element_size"));
+  (void)stream;
+  return var;
+}
+
+/** Checks the stream's decimation against a variable's dimensions. */
+void check_decimation(const Source& stream_src, const Variable& var)
+{
+  const auto& stride = stream_src.values.get_int_list("decimation");
+  if (!stride.empty() && stride.size() != static_cast<std::size_t>(var.shape.dims))
+    throw stream_src.error("decimation", stream_src.what("decimation") + " has " + std::to_string(stride.size()) +
+                                             " values; expected one stride per dimension of variable '" + var.name +
+                                             "' (" + std::to_string(var.shape.dims) + ") or none");
+}
+
+/** A reader's selection of one variable: given start/count lists, or the whole array. */
+VariableRead read_selection(const Source& src, const std::string& ss, const std::string& sc, const Variable& var,
+                            const Stream& stream, std::int64_t ranks)
+{
+  const auto& sel_start = src.values.get_int_list(ss);
+  const auto& sel_count = src.values.get_int_list(sc);
+  const std::size_t dims = static_cast<std::size_t>(var.shape.dims);
+  VariableRead vr;
+  if (sel_start.empty() && sel_count.empty()) {
+    vr.selection = var.shape;
+  } else {
+    if (sel_start.size() != dims)
+      throw src.error(ss, src.what(ss) + " has " + std::to_string(sel_start.size()) +
+                              " values; expected one per dimension of 'shape' (" + std::to_string(dims) + ")");
+    if (sel_count.size() != dims)
+      throw src.error(sc, src.what(sc) + " has " + std::to_string(sel_count.size()) +
+                              " values; expected one per dimension of 'shape' (" + std::to_string(dims) + ")");
+    vr.selection = box_from(sel_start, sel_count);
+    if (!var.shape.contains(vr.selection))
+      throw src.error(sc, "the selection " + vr.selection.to_string() + " lies outside the array " +
+                              var.shape.to_string() + "; expected start + count <= shape in every dimension");
+  }
+  vr.selections = block_decomposition(vr.selection, ranks);
+  vr.plan = plan_redistribution(var.blocks, vr.selections, var.element_size);
+  for (auto& t : vr.plan) // what travels, after decimation and compression
+    t.bytes = stream.reduction.wire_bytes(t.piece, var.element_size);
+  return vr;
 }
 
 /** Reader settings, from the simple form's parameters (ana_*, subscribe_*) or a <reader>. */
@@ -172,37 +218,48 @@ Reader read_reader(const Source& src, const Stream& stream, std::int64_t steps, 
     throw src.error("analysis_start", src.what("analysis_start") +
                                           " = 'after_simulation' needs engine 'file'; staging needs both sides connected");
 
-  const std::string ss = key("selection_start", "selection_start"), sc = key("selection_count", "selection_count");
-  const auto& sel_start = v.get_int_list(ss);
-  const auto& sel_count = v.get_int_list(sc);
-  const std::size_t dims = static_cast<std::size_t>(stream.shape.dims);
-  if (sel_start.empty() && sel_count.empty()) {
-    r.selection = stream.shape;
-  } else {
-    if (sel_start.size() != dims)
-      throw src.error(ss, src.what(ss) + " has " + std::to_string(sel_start.size()) +
-                              " values; expected one per dimension of 'shape' (" + std::to_string(dims) + ")");
-    if (sel_count.size() != dims)
-      throw src.error(sc, src.what(sc) + " has " + std::to_string(sel_count.size()) +
-                              " values; expected one per dimension of 'shape' (" + std::to_string(dims) + ")");
-    r.selection = box_from(sel_start, sel_count);
-    if (!stream.shape.contains(r.selection))
-      throw src.error(sc, "the selection " + r.selection.to_string() + " lies outside the array " +
-                              stream.shape.to_string() + "; expected start + count <= shape in every dimension");
+  // Selections: the selection_* lists for a stream of one variable; <select> elements otherwise.
+  const bool listed = !v.get_int_list("selection_start").empty() || !v.get_int_list("selection_count").empty();
+  if (listed && stream.variables.size() != 1)
+    throw src.error("selection_start", src.what("selection_start") + " applies to streams of one variable; this one "
+                                                                      "has " + std::to_string(stream.variables.size()) +
+                                           ": use <select variable=\"...\" start=\"...\" count=\"...\"/>");
+  for (const auto& var : stream.variables) {
+    const simcore::Section* select = nullptr;
+    if (src.element)
+      for (const auto* sel : src.element->children_named("select")) {
+        if (sel->attributes().get_string("variable") == var.name) {
+          if (select)
+            throw InputError(sel->where(), "a second <select> of variable '" + var.name + "' (the first is at " +
+                                               select->where() + "); expected one per variable");
+          select = sel;
+        }
+      }
+    if (select) {
+      const Source ssrc{src.ctx, select->attributes(), select};
+      r.vars.push_back(read_selection(ssrc, "start", "count", var, stream, r.app.ranks));
+    } else {
+      r.vars.push_back(read_selection(src, "selection_start", "selection_count", var, stream, r.app.ranks));
+    }
   }
-  r.selections = block_decomposition(r.selection, r.app.ranks);
-  r.plan = plan_redistribution(stream.blocks, r.selections, stream.element_size);
-  for (auto& t : r.plan) // what travels, after decimation and compression
-    t.bytes = stream.reduction.wire_bytes(t.piece, stream.element_size);
+  if (src.element)
+    for (const auto* sel : src.element->children_named("select")) {
+      const std::string& name = sel->attributes().get_string("variable");
+      bool known = false;
+      for (const auto& var : stream.variables)
+        known = known || var.name == name;
+      if (!known)
+        throw InputError(sel->attributes().origin("variable"), "<select variable=\"" + name + "\">: the stream has "
+                                                               "no such variable");
+    }
   return r;
 }
 
 /** Explicit publisher blocks (<block rank start count>): one per rank, inside the shape,
  *  not overlapping. */
-std::vector<Box> explicit_blocks(const simcore::SimContext& ctx, const simcore::Section& stream_el, const Stream& s,
-                                 std::int64_t ranks)
+std::vector<Box> explicit_blocks(const simcore::Section& parent, const Variable& s, std::int64_t ranks)
 {
-  const auto blocks_el = stream_el.children_named("block");
+  const auto blocks_el = parent.children_named("block");
   std::vector<Box> blocks(static_cast<std::size_t>(ranks));
   std::vector<const simcore::Section*> given(static_cast<std::size_t>(ranks), nullptr);
   for (const auto* b : blocks_el) {
@@ -229,8 +286,9 @@ std::vector<Box> explicit_blocks(const simcore::SimContext& ctx, const simcore::
   }
   for (std::int64_t r = 0; r < ranks; r++)
     if (!given[static_cast<std::size_t>(r)])
-      throw InputError(stream_el.where(), "<stream name=\"" + s.name + "\"> gives <block>s but none for rank " +
-                                              std::to_string(r) + "; expected one per simulation rank, or none");
+      throw InputError(parent.where(), "<" + parent.name() + " name=\"" +
+                                           parent.attributes().get_string("name") + "\"> gives <block>s but none for rank " +
+                                           std::to_string(r) + "; expected one per simulation rank, or none");
   // Overlaps: the plan of the blocks against themselves pairs only blocks that meet.
   for (const auto& t : plan_redistribution(blocks, blocks, 1))
     if (t.publisher != t.subscriber)
@@ -238,7 +296,6 @@ std::vector<Box> explicit_blocks(const simcore::SimContext& ctx, const simcore::
                        "<block> of rank " + std::to_string(std::max(t.publisher, t.subscriber)) + " overlaps rank " +
                            std::to_string(std::min(t.publisher, t.subscriber)) + "'s on " + t.piece.to_string() +
                            "; expected disjoint blocks");
-  (void)ctx;
   return blocks;
 }
 
@@ -268,7 +325,10 @@ Workflow build_workflow(const simcore::SimContext& ctx)
   const auto& elements = ctx.scenario().sections();
   if (elements.empty()) { // the simple form
     Stream s = read_stream(params, "stream");
-    s.blocks = block_decomposition(s.shape, w.sim.ranks);
+    Variable var = read_variable(params, "data", s);
+    check_decimation(params, var);
+    var.blocks = block_decomposition(var.shape, w.sim.ranks);
+    s.variables.push_back(std::move(var));
     s.readers.push_back(read_reader(params, s, w.steps, true));
     w.streams.push_back(std::move(s));
     return w;
@@ -284,8 +344,35 @@ Workflow build_workflow(const simcore::SimContext& ctx)
     for (const auto& other : w.streams)
       if (other.name == s.name)
         throw InputError(el.where(), "a second <stream name=\"" + s.name + "\">; expected unique stream names");
-    s.blocks = el.children_named("block").empty() ? block_decomposition(s.shape, w.sim.ranks)
-                                                  : explicit_blocks(ctx, el, s, w.sim.ranks);
+    const auto var_els = el.children_named("variable");
+    if (var_els.empty()) { // one variable, described by the stream's own attributes
+      Variable var = read_variable(src, s.name, s);
+      check_decimation(src, var);
+      var.blocks = el.children_named("block").empty() ? block_decomposition(var.shape, w.sim.ranks)
+                                                      : explicit_blocks(el, var, w.sim.ranks);
+      s.variables.push_back(std::move(var));
+    } else {
+      for (const char* attr : {"shape", "element_size"})
+        if (el.attributes().origin(attr) != "default")
+          throw InputError(el.attributes().origin(attr), std::string("<stream> attribute '") + attr +
+                                                             "' with <variable> elements; expected it on each <variable>");
+      if (!el.children_named("block").empty())
+        throw InputError(el.children_named("block").front()->where(),
+                         "<block> directly in a <stream> with <variable> elements; expected it inside its <variable>");
+      for (const auto* ve : var_els) {
+        const Source vsrc{ctx, ve->attributes(), ve};
+        if (ve->attributes().get_string("name").empty())
+          throw InputError(ve->where(), "<variable> needs a name=\"...\"");
+        Variable var = read_variable(vsrc, ve->attributes().get_string("name"), s);
+        for (const auto& other : s.variables)
+          if (other.name == var.name)
+            throw InputError(ve->where(), "a second <variable name=\"" + var.name + "\">; expected unique names");
+        check_decimation(src, var);
+        var.blocks = ve->children_named("block").empty() ? block_decomposition(var.shape, w.sim.ranks)
+                                                         : explicit_blocks(*ve, var, w.sim.ranks);
+        s.variables.push_back(std::move(var));
+      }
+    }
     const auto readers = el.children_named("reader");
     if (readers.empty())
       throw InputError(el.where(), "<stream name=\"" + s.name + "\"> has no <reader>; expected at least one");

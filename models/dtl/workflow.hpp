@@ -37,21 +37,35 @@ struct Storage {
   double metadata_time = 0;   ///< s per file open and per file close
 };
 
-/** An analysis app reading one stream. */
+/** A variable of a stream: a global array and the block each simulation rank publishes. */
+struct Variable {
+  std::string name;
+  Box shape; ///< start 0
+  std::int64_t element_size = 8;
+  std::vector<Box> blocks; ///< one per simulation rank
+};
+
+/** What a reader takes of one variable. */
+struct VariableRead {
+  Box selection;               ///< the part of the array it reads
+  std::vector<Box> selections; ///< one per reader rank
+  std::vector<Transfer> plan;  ///< who sends what to whom, bytes after reduction
+};
+
+/** An analysis app reading one stream: every variable, each with its selection. */
 struct Reader {
   App app;
   std::int64_t every = 1;  ///< reads every k-th transaction ...
   std::int64_t first = 0;  ///< ... from this one
   std::int64_t last = -1;  ///< ... to this one (inclusive); -1: the last
   bool post_hoc = false;   ///< starts when the simulation has ended (file engine)
-  Box selection;           ///< the part of the array it reads
-  std::vector<Box> selections; ///< one per rank
-  std::vector<Transfer> plan;  ///< who sends what to whom, bytes after reduction
+  std::vector<VariableRead> vars; ///< one per variable of the stream
 
   bool reads(std::int64_t k) const { return k >= first && (last < 0 || k <= last) && (k - first) % every == 0; }
 };
 
-/** A stream: one variable published by the simulation, with its engine and readers. */
+/** A stream: variables published together, one transaction at a time, with an engine and
+ *  readers. */
 struct Stream {
   std::string name;
   std::string engine;    ///< "staging" or "file"
@@ -59,9 +73,7 @@ struct Stream {
   Storage storage;       ///< file engine
   Reduction reduction;
   std::int64_t publish_every = 1;
-  Box shape;
-  std::int64_t element_size = 8;
-  std::vector<Box> blocks; ///< one per simulation rank
+  std::vector<Variable> variables;
   std::vector<Reader> readers;
 
   std::int64_t transactions(std::int64_t steps) const { return (steps + publish_every - 1) / publish_every; }

@@ -53,26 +53,29 @@ int main(int argc, char** argv)
   simcore::CalibrationProfile profile;
   simcore::SimContext ctx(engine, scenario, profile);
   const dtl::Workflow wf = dtl::build_workflow(ctx);
-  if (wf.streams.size() != 1 || wf.streams[0].readers.size() != 1 || wf.streams[0].engine != "staging") {
+  if (wf.streams.size() != 1 || wf.streams[0].readers.size() != 1 || wf.streams[0].variables.size() != 1 ||
+      wf.streams[0].engine != "staging") {
     std::fprintf(stderr, "dtl_raw_s4u: expected a scenario of the simple form with the staging engine\n");
     return 2;
   }
   const dtl::Stream& st = wf.streams[0];
   const dtl::Reader& rd = st.readers[0];
+  const dtl::Variable& var = st.variables[0];
+  const dtl::VariableRead& vr = rd.vars[0];
   const auto& sim = wf.sim;
   const std::int64_t steps = wf.steps;
 
   // Per (publisher, subscriber) pair: one mailbox, as the model uses.
   std::vector<std::vector<std::pair<sg4::Mailbox*, double>>> out(sim.ranks), in(rd.app.ranks);
-  for (const auto& t : rd.plan) {
+  for (const auto& t : vr.plan) {
     auto* mb = sg4::Mailbox::by_name("raw/" + std::to_string(t.publisher) + "/" + std::to_string(t.subscriber));
     out[t.publisher].emplace_back(mb, static_cast<double>(t.bytes));
     in[t.subscriber].emplace_back(mb, static_cast<double>(t.bytes));
   }
   long transfers = 0;
   for (std::int64_t r = 0; r < sim.ranks; r++)
-    sg4::Actor::create("p", sim.host_of_rank[r], [&st, &rd, &sim, &out, steps, r] {
-      const double flops = static_cast<double>(st.blocks[r].volume()) * sim.flops_per_element;
+    sg4::Actor::create("p", sim.host_of_rank[r], [&st, &rd, &var, &sim, &out, steps, r] {
+      const double flops = static_cast<double>(var.blocks[r].volume()) * sim.flops_per_element;
       for (std::int64_t step = 0; step < steps; step++) {
         if (flops > 0)
           sg4::this_actor::execute(flops);
@@ -85,8 +88,8 @@ int main(int argc, char** argv)
       }
     });
   for (std::int64_t r = 0; r < rd.app.ranks; r++)
-    sg4::Actor::create("s", rd.app.host_of_rank[r], [&st, &rd, &in, &transfers, steps, r] {
-      const double flops = static_cast<double>(rd.selections[r].volume()) * rd.app.flops_per_element;
+    sg4::Actor::create("s", rd.app.host_of_rank[r], [&st, &rd, &vr, &in, &transfers, steps, r] {
+      const double flops = static_cast<double>(vr.selections[r].volume()) * rd.app.flops_per_element;
       std::vector<void*> sinks(in[r].size());
       for (std::int64_t k = 0; k < st.transactions(steps); k++) {
         if (!rd.reads(k))

@@ -117,3 +117,68 @@ def test_errors_in_elements_point_at_their_line(tmp_path):
     path = scenario(tmp_path, body)
     with pytest.raises(simcore.InputError, match=r":11: <stream name=\"s\"> has no <reader>; expected at least one"):
         simcore.load(path).run()
+
+
+VARS = """
+<stream name="fields" {attrs}>
+  <variable name="temperature" shape="1000,250"/>
+  <variable name="pressure" shape="500,500"/>
+  {reader}
+</stream>
+"""
+
+
+def test_variables_of_one_stream_travel_in_one_transaction(tmp_path):
+    body = VARS.format(attrs="", reader=READER.format(name="viz", ranks=1, extra=""))
+    res = simcore.load(scenario(tmp_path, body)).run()
+    # Both 2 MB pieces share the link in the same transaction: L + 4 MB / B (two streams
+    # would take 2 (L + 2 MB / B), see above).
+    assert res.metrics["makespan"] == pytest.approx(L + 4e6 / B, rel=1e-12)
+    assert res.metrics["channels"] == 2 and res.metrics["transactions"] == 1
+    assert list(res.series["operations"]["bytes"]) == [4e6, 4e6]
+
+
+def test_file_engine_writes_every_variable_in_one_file(tmp_path):
+    body = VARS.format(attrs='engine="file"', reader=READER.format(name="viz", ranks=1, extra=""))
+    res = simcore.load(scenario(tmp_path, body)).run()
+    m, w, r = 1e-3, 1e9, 2e9
+    assert res.metrics["simulation_end"] == pytest.approx(2 * m + 4e6 / w, rel=1e-12)
+    # The reader opens the one file twice (one piece per variable): 2 x (m + 2 MB/R + L + 2 MB/B + m).
+    assert res.metrics["makespan"] == pytest.approx(2 * m + 4e6 / w + 2 * (2 * m + 2e6 / r + L + 2e6 / B), rel=1e-12)
+
+
+def test_a_reader_selects_per_variable(tmp_path):
+    reader = ('<reader name="viz" ranks="2" hosts="b" ranks_per_host="64" flops_per_element="0">\n'
+              '    <select variable="pressure" start="100,100" count="50,20"/>\n'
+              '  </reader>')
+    body = VARS.format(attrs="", reader=reader)
+    res = simcore.load(scenario(tmp_path, body, sim_ranks=3)).run()
+    assert res.metrics["bytes_received"] == (1000 * 250 + 50 * 20) * 8
+
+
+@pytest.mark.parametrize("attrs, reader, line, message", [
+    ("", '<reader name="r" ranks="1" hosts="b"><select variable="wind"/></reader>', 14,
+     "<select variable=\"wind\">: the stream has no such variable"),
+    ("", '<reader name="r" ranks="1" hosts="b" selection_start="0,0" selection_count="1,1"/>', 14,
+     "applies to streams of one variable; this one has 2"),
+    ('shape="10,10"', '<reader name="r" ranks="1" hosts="b"/>', 11,
+     "<stream> attribute 'shape' with <variable> elements; expected it on each <variable>"),
+])
+def test_variable_errors(tmp_path, attrs, reader, line, message):
+    path = scenario(tmp_path, VARS.format(attrs=attrs, reader=reader))
+    with pytest.raises(simcore.InputError) as e:
+        simcore.load(path).run()
+    assert str(e.value).startswith("%s:%d: " % (path, line))
+    assert message in str(e.value)
+
+
+def test_duplicate_variable_and_misplaced_block(tmp_path):
+    dup = VARS.replace('name="pressure"', 'name="temperature"').format(
+        attrs="", reader=READER.format(name="viz", ranks=1, extra=""))
+    with pytest.raises(simcore.InputError, match=r":13: a second <variable name=\"temperature\">"):
+        simcore.load(scenario(tmp_path, dup)).run()
+    misplaced = VARS.replace('<variable name="pressure" shape="500,500"/>',
+                             '<variable name="pressure" shape="500,500"/>\n  <block rank="0" start="0" count="1"/>')
+    with pytest.raises(simcore.InputError, match=r":14: <block> directly in a <stream> with <variable> elements"):
+        simcore.load(scenario(tmp_path, misplaced.format(attrs="", reader=READER.format(name="v", ranks=1, extra=""))
+                              )).run()
