@@ -35,28 +35,51 @@ py::dict param_dict(const simcore::Scenario& sc)
   return d;
 }
 
+py::dict param_spec_dict(const simcore::ParamSpec& p)
+{
+  py::dict pd;
+  pd["name"] = p.name;
+  pd["type"] = simcore::to_string(p.type);
+  pd["unit"] = p.unit();
+  pd["default"] = p.default_value;
+  pd["required"] = p.required();
+  pd["min"] = p.min ? py::object(py::float_(*p.min)) : py::object(py::none());
+  pd["max"] = p.max ? py::object(py::float_(*p.max)) : py::object(py::none());
+  pd["choices"] = p.choices;
+  pd["doc"] = p.doc;
+  return pd;
+}
+
+py::dict section_spec_dict(const simcore::SectionSpec& s)
+{
+  py::dict d;
+  d["element"] = s.name;
+  d["doc"] = s.doc;
+  py::list attrs, children;
+  for (const auto& a : s.attributes)
+    attrs.append(param_spec_dict(a));
+  for (const auto& c : s.children)
+    children.append(section_spec_dict(c));
+  d["attributes"] = attrs;
+  d["children"] = children;
+  return d;
+}
+
 py::list models()
 {
   py::list out;
   for (const auto* m : simcore::ModelRegistry::instance().all()) {
     py::list params;
-    for (const auto& p : m->params) {
-      py::dict pd;
-      pd["name"] = p.name;
-      pd["type"] = simcore::to_string(p.type);
-      pd["unit"] = p.unit();
-      pd["default"] = p.default_value;
-      pd["required"] = p.required();
-      pd["min"] = p.min ? py::object(py::float_(*p.min)) : py::object(py::none());
-      pd["max"] = p.max ? py::object(py::float_(*p.max)) : py::object(py::none());
-      pd["choices"] = p.choices;
-      pd["doc"] = p.doc;
-      params.append(pd);
-    }
+    for (const auto& p : m->params)
+      params.append(param_spec_dict(p));
+    py::list elements;
+    for (const auto& e : m->sections)
+      elements.append(section_spec_dict(e));
     py::dict md;
     md["name"] = m->name;
     md["summary"] = m->summary;
     md["parameters"] = params;
+    md["elements"] = elements;
     out.append(md);
   }
   return out;

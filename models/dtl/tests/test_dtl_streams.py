@@ -182,3 +182,13 @@ def test_duplicate_variable_and_misplaced_block(tmp_path):
     with pytest.raises(simcore.InputError, match=r":14: <block> directly in a <stream> with <variable> elements"):
         simcore.load(scenario(tmp_path, misplaced.format(attrs="", reader=READER.format(name="v", ranks=1, extra=""))
                               )).run()
+
+
+def test_python_models_lists_the_elements():
+    dtl = next(m for m in simcore.models() if m["name"] == "dtl")
+    (stream,) = dtl["elements"]
+    assert stream["element"] == "stream"
+    assert [c["element"] for c in stream["children"]] == ["variable", "block", "reader"]
+    reader = stream["children"][2]
+    assert [c["element"] for c in reader["children"]] == ["select"]
+    assert {"name": "ranks", "type": "integer"}.items() <= reader["attributes"][1].items()
