@@ -1,32 +1,14 @@
 #include "decomposition.hpp"
 
+#include <simcore/process_grid.hpp>
+
 #include <algorithm>
 
 namespace dtl {
 
-std::vector<std::int64_t> balanced_grid(std::int64_t ranks, int dims)
-{
-  // Prime factors, largest first, each given to the dimension with the smallest product so far.
-  std::vector<std::int64_t> primes;
-  std::int64_t n = ranks;
-  for (std::int64_t f = 2; f * f <= n; f++)
-    while (n % f == 0) {
-      primes.push_back(f);
-      n /= f;
-    }
-  if (n > 1)
-    primes.push_back(n);
-  std::sort(primes.rbegin(), primes.rend());
-  std::vector<std::int64_t> grid(static_cast<std::size_t>(dims), 1);
-  for (auto p : primes)
-    *std::min_element(grid.begin(), grid.end()) *= p;
-  std::sort(grid.rbegin(), grid.rend());
-  return grid;
-}
-
 std::vector<Box> block_decomposition(const Box& region, std::int64_t ranks)
 {
-  const auto grid = balanced_grid(ranks, region.dims);
+  const auto grid = simcore::balanced_grid(ranks, region.dims);
   std::vector<Box> out;
   out.reserve(static_cast<std::size_t>(ranks));
   std::array<std::int64_t, kMaxDims> idx{0, 0, 0};

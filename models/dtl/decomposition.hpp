@@ -8,11 +8,7 @@
 
 namespace dtl {
 
-/** Factors `ranks` into `dims` factors, as balanced as possible, largest first (the same
- *  answer as MPI_Dims_create for unconstrained dimensions). */
-std::vector<std::int64_t> balanced_grid(std::int64_t ranks, int dims);
-
-/** Splits `region` over a process grid of `ranks` (balanced_grid), rank-major order (last
+/** Splits `region` over a process grid of `ranks` (simcore::balanced_grid), row-major order (last
  *  dimension fastest). Along a dimension of n elements over p parts, the first n % p parts get
  *  one element more. Parts may be empty when a dimension has fewer elements than parts. */
 std::vector<Box> block_decomposition(const Box& region, std::int64_t ranks);

@@ -33,17 +33,6 @@ std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> by_pair(const std:
 
 } // namespace
 
-TEST_CASE("dtl: balanced process grids match MPI_Dims_create", "[dtl][geometry]")
-{
-  CHECK(dtl::balanced_grid(12, 2) == std::vector<std::int64_t>{4, 3});
-  CHECK(dtl::balanced_grid(8, 3) == std::vector<std::int64_t>{2, 2, 2});
-  CHECK(dtl::balanced_grid(1000, 3) == std::vector<std::int64_t>{10, 10, 10});
-  CHECK(dtl::balanced_grid(250, 2) == std::vector<std::int64_t>{25, 10});
-  CHECK(dtl::balanced_grid(7, 3) == std::vector<std::int64_t>{7, 1, 1});
-  CHECK(dtl::balanced_grid(1, 2) == std::vector<std::int64_t>{1, 1});
-  CHECK(dtl::balanced_grid(10000, 3) == std::vector<std::int64_t>{25, 20, 20});
-}
-
 TEST_CASE("dtl: block decomposition gives the remainder to the first parts", "[dtl][geometry]")
 {
   auto b = dtl::block_decomposition(box1(0, 10), 3);
