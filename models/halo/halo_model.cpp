@@ -1,0 +1,163 @@
+/* halo: registration, parameters, and the set-up that turns them into an Exchange. */
+#include "exchange.hpp"
+#include "halo_geometry.hpp"
+
+#include <simcore/error.hpp>
+#include <simcore/model.hpp>
+#include <simcore/model_registry.hpp>
+#include <simcore/process_grid.hpp>
+
+#include <memory>
+#include <optional>
+#include <regex>
+
+namespace {
+
+using simcore::ParamSpec;
+using simcore::ParamType;
+
+std::string list_text(const halo::Ext& e)
+{
+  return std::to_string(e[0]) + "," + std::to_string(e[1]) + "," + std::to_string(e[2]);
+}
+
+halo::Setup build_setup(const simcore::SimContext& ctx)
+{
+  const auto& p = ctx.params();
+  halo::Setup s;
+  const std::int64_t ranks = p.get_int("ranks");
+  const auto& procs = p.get_int_list("procs");
+  if (procs.empty()) {
+    const auto g = simcore::balanced_grid(ranks, 3);
+    s.grid.procs = {g[0], g[1], g[2]};
+  } else {
+    if (procs.size() != 3)
+      throw ctx.param_error("procs", "parameter 'procs' has " + std::to_string(procs.size()) +
+                                         " values; expected 3 (px,py,pz) or none");
+    s.grid.procs = {procs[0], procs[1], procs[2]};
+    if (s.grid.ranks() != ranks)
+      throw ctx.param_error("procs", "the process grid " + list_text(s.grid.procs) + " holds " +
+                                         std::to_string(s.grid.ranks()) + " ranks but 'ranks' = " +
+                                         std::to_string(ranks) + "; expected px x py x pz = ranks");
+  }
+  const auto& cells = p.get_int_list("cells");
+  const auto& local = p.get_int_list("local_cells");
+  if (!cells.empty()) {
+    if (cells.size() != 3)
+      throw ctx.param_error("cells", "parameter 'cells' has " + std::to_string(cells.size()) + " values; expected 3");
+    s.grid.cells = {cells[0], cells[1], cells[2]};
+  } else {
+    if (local.size() != 3)
+      throw ctx.param_error("local_cells", "parameter 'local_cells' has " + std::to_string(local.size()) +
+                                               " values; expected 3");
+    for (int d = 0; d < 3; d++)
+      s.grid.cells[d] = local[d] * s.grid.procs[d];
+  }
+  const bool periodic = p.get_bool("periodic");
+  s.grid.periodic = {periodic, periodic, periodic};
+  s.spec.stencil = p.get_string("stencil") == "27-point" ? halo::Stencil::Point27 : halo::Stencil::Point7;
+  s.spec.width = p.get_int("halo_width");
+  s.spec.variables = p.get_int("variables");
+  s.spec.element_size = static_cast<std::int64_t>(p.get_double("element_size"));
+  const std::string problem = halo::check_decomposition(s.grid, s.spec);
+  if (!problem.empty())
+    throw ctx.param_error(cells.empty() ? "local_cells" : "cells", "the grid " + list_text(s.grid.cells) +
+                                                                       " over " + list_text(s.grid.procs) + " ranks: " +
+                                                                       problem);
+  s.bundled = p.get_bool("bundled");
+  s.iterations = p.get_int("iterations");
+  s.flops_per_cell = p.get_double("flops_per_cell");
+  s.overlap = p.get_bool("overlap");
+  s.memory_bandwidth = p.get_double("memory_bandwidth");
+  if (s.memory_bandwidth == 0)
+    s.memory_bandwidth = ctx.calibration().rate_or("memcpy_bandwidth", 20e9);
+  s.protocols.inter_eager_limit = p.get_double("inter_eager_limit");
+  s.protocols.intra_eager_limit = p.get_double("intra_eager_limit");
+  s.protocols.single_copy_startup = p.get_double("single_copy_startup");
+
+  // Placement: `ranks_per_node` ranks on each matching host, block or round robin.
+  std::regex re;
+  try {
+    re = std::regex(p.get_string("hosts"));
+  } catch (const std::regex_error& e) {
+    throw ctx.param_error("hosts", std::string("parameter 'hosts' is not a valid regular expression (") + e.what() + ")");
+  }
+  std::vector<simgrid::s4u::Host*> hosts;
+  for (auto* h : ctx.hosts_sorted())
+    if (std::regex_match(h->get_name(), re))
+      hosts.push_back(h);
+  if (hosts.empty())
+    throw ctx.param_error("hosts", "parameter 'hosts' = '" + p.get_string("hosts") + "' matches no host");
+  std::int64_t per = p.get_int("ranks_per_node");
+  if (per == 0)
+    per = hosts.front()->get_core_count();
+  const std::int64_t nodes = (ranks + per - 1) / per;
+  if (nodes > static_cast<std::int64_t>(hosts.size()))
+    throw ctx.param_error("ranks", "parameter 'ranks' = " + std::to_string(ranks) + " needs " + std::to_string(nodes) +
+                                       " nodes at " + std::to_string(per) + " ranks per node, but only " +
+                                       std::to_string(hosts.size()) + " hosts match");
+  const bool round_robin = p.get_string("placement") == "round_robin";
+  for (std::int64_t r = 0; r < ranks; r++)
+    s.host_of_rank.push_back(hosts[static_cast<std::size_t>(round_robin ? r % nodes : r / per)]);
+  return s;
+}
+
+class HaloModel : public simcore::Model {
+public:
+  void setup(simcore::SimContext& ctx) override
+  {
+    exchange_.emplace(build_setup(ctx));
+    exchange_->start(ctx);
+  }
+  void report(const simcore::SimContext&, simcore::Results& results) override { exchange_->report(results); }
+
+private:
+  std::optional<halo::Exchange> exchange_;
+};
+
+simcore::ModelInfo make_info()
+{
+  return {"halo",
+          "halo exchange of a 3D stencil code: intra-node copies through the memory bus, inter-node messages",
+          {
+              ParamSpec::integer("ranks", 8, "MPI ranks").within(1, 1e7),
+              ParamSpec::integer_list("procs", "", "process grid px,py,pz; empty: chosen like MPI_Dims_create")
+                  .within(1, 1e7),
+              ParamSpec::integer_list("local_cells", "64,64,64", "cells per rank (weak scaling), if 'cells' is empty")
+                  .within(1, 1e9),
+              ParamSpec::integer_list("cells", "", "global cells nx,ny,nz (strong scaling); empty: local x procs")
+                  .within(1, 1e12),
+              ParamSpec::boolean("periodic", true, "periodic boundaries in every dimension"),
+              ParamSpec::choice("stencil", {"7-point", "27-point"}, "7-point",
+                                "7-point: 6 faces; 27-point: faces, edges and corners"),
+              ParamSpec::integer("halo_width", 1, "halo width in cells").within(1, 1e6),
+              ParamSpec::integer("variables", 5, "fields exchanged per cell").within(1, 1e6),
+              ParamSpec::quantity("element_size", ParamType::Size, "8B", "bytes per cell and field").within(1, 1 << 20),
+              ParamSpec::boolean("bundled", true, "one message per neighbour (else one per variable)"),
+              ParamSpec::integer("iterations", 10, "iterations").within(1, 1e7),
+              ParamSpec::real("flops_per_cell", 50, "work per cell per iteration (flop)").at_least(0),
+              ParamSpec::boolean("overlap", false, "compute interior cells while exchanging"),
+              ParamSpec::string("hosts", ".*", "regular expression: the nodes"),
+              ParamSpec::integer("ranks_per_node", 0, "ranks per node; 0 = the node's cores").within(0, 1e6),
+              ParamSpec::choice("placement", {"block", "round_robin"}, "block", "how ranks map onto nodes"),
+              ParamSpec::quantity("memory_bandwidth", ParamType::Bandwidth, "0",
+                                  "a node's memory bus, shared by its copies; 0: the profile's "
+                                  "'memcpy_bandwidth', else 20GBps")
+                  .at_least(0),
+              ParamSpec::quantity("inter_eager_limit", ParamType::Size, "64KiB",
+                                  "inter-node: larger messages use rendezvous (Open MPI btl_tcp_eager_limit)")
+                  .at_least(0),
+              ParamSpec::quantity("intra_eager_limit", ParamType::Size, "4KiB",
+                                  "intra-node: larger messages use a single copy (Open MPI btl_vader_eager_limit)")
+                  .at_least(0),
+              ParamSpec::quantity("single_copy_startup", ParamType::Time, "2us",
+                                  "set-up cost of a kernel-assisted single copy (CMA/XPMEM)")
+                  .at_least(0),
+              ParamSpec::choice("policy", {"static"}, "static", "protocol choice: static thresholds"),
+          },
+          [] { return std::make_unique<HaloModel>(); }};
+}
+
+} // namespace
+
+SIMCORE_REGISTER_MODEL(make_info())
