@@ -106,3 +106,18 @@ def test_hex_numbers_are_not_numbers(tmp_path):
     proc = run("validate", STAR, "--set", "task_bytes=0x10", cwd=tmp_path)
     assert proc.returncode == 2
     assert "'0x10' is not valid; expected a size" in proc.stderr
+
+
+def test_every_shipped_scenario_validates(tmp_path):
+    scenarios = sorted((SOURCE / "scenarios").glob("*/*.xml")) + sorted((SOURCE / "models").glob("*/bench/*.xml"))
+    assert len(scenarios) >= 11
+    for path in scenarios:
+        proc = run("validate", path, cwd=tmp_path)
+        assert proc.returncode == 0, "%s: %s" % (path, proc.stderr)
+
+
+def test_every_shipped_platform_loads(tmp_path):
+    for path in sorted((SOURCE / "platforms").glob("*.xml")):
+        proc = run("platform", path, "--json", cwd=tmp_path)
+        assert proc.returncode == 0, "%s: %s" % (path, proc.stderr)
+        assert json.loads(proc.stdout)["totals"]["hosts"] > 0
