@@ -1,5 +1,7 @@
 #include "stream_engine.hpp"
 
+#include <simcore/running_stats.hpp>
+
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -9,7 +11,6 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <limits>
 #include <tuple>
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(model_dtl, simcore_models, "dtl: data transport layer for in situ workflows");
@@ -20,7 +21,6 @@ namespace dtl {
 
 namespace {
 int g_payload; // what travels in a mailbox: the model counts bytes, not contents
-double now() { return sg4::Engine::get_clock(); }
 } // namespace
 
 void StreamEngine::create_storage(std::size_t s)
@@ -127,7 +127,7 @@ void StreamEngine::run_publisher(std::int64_t rank)
       bool wanted = st.engine == "file"; // a file is written whether or not someone reads it now
       for (const auto& rd : st.readers)
         wanted = wanted || rd.reads(k);
-      Operation op{static_cast<std::int64_t>(s), -1, k, 0, rank, now(), 0, 0, 0};
+      Operation op{static_cast<std::int64_t>(s), -1, k, 0, rank, sg4::Engine::get_clock(), 0, 0, 0};
       // Reduction cost: compressing the decimated block.
       double kept_bytes = 0;
       for (const auto& var : st.variables)
@@ -139,12 +139,12 @@ void StreamEngine::run_publisher(std::int64_t rank)
         put_file(s, rank, k, op);
       else
         put_staging(s, rank, k, op);
-      op.end = now();
+      op.end = sg4::Engine::get_clock();
       sim_dtl_time_[rank] += op.end - op.begin;
       ops_.push_back(op);
     }
   }
-  sim_end_ = std::max(sim_end_, now());
+  sim_end_ = std::max(sim_end_, sg4::Engine::get_clock());
   if (done_mutex_) {
     std::unique_lock<sg4::Mutex> lock(*done_mutex_);
     publishers_done_++;
@@ -167,7 +167,7 @@ void StreamEngine::put_staging(std::size_t s, std::int64_t rank, std::int64_t k,
       c.ready->release();
     }
   }
-  op.io_done = now();
+  op.io_done = sg4::Engine::get_clock();
   // end_step: the transaction is complete when the subscribers took the data.
   sg4::Comm::wait_all(comms);
 }
@@ -189,7 +189,7 @@ void StreamEngine::put_file(std::size_t s, std::int64_t rank, std::int64_t k, Op
   }
   home.disk->write(bytes);
   bytes_written_ += bytes;
-  op.io_done = now();
+  op.io_done = sg4::Engine::get_clock();
   if (st.storage.metadata_time > 0)
     sg4::this_actor::sleep_for(st.storage.metadata_time);
   // The file is complete: its readers for this transaction may go.
@@ -219,7 +219,7 @@ void StreamEngine::run_subscriber(std::size_t s, std::size_t r, std::int64_t ran
   for (std::int64_t k = 0; k < st.transactions(w_.steps); k++) {
     if (!rd.reads(k))
       continue;
-    Operation op{static_cast<std::int64_t>(s), static_cast<std::int64_t>(r), k, 1, rank, now(), 0, 0, 0};
+    Operation op{static_cast<std::int64_t>(s), static_cast<std::int64_t>(r), k, 1, rank, sg4::Engine::get_clock(), 0, 0, 0};
     if (st.engine == "file") {
       get_file(s, r, rank, op);
     } else {
@@ -229,15 +229,15 @@ void StreamEngine::run_subscriber(std::size_t s, std::size_t r, std::int64_t ran
     }
     if (decompress > 0)
       sg4::this_actor::execute(decompress);
-    op.io_done = now();
-    op.end = now(); // get is synchronous: end_step has nothing left to wait for
+    op.io_done = sg4::Engine::get_clock();
+    op.end = sg4::Engine::get_clock(); // get is synchronous: end_step has nothing left to wait for
     in_dtl += op.end - op.begin;
     ops_.push_back(op);
     if (compute > 0)
       sg4::this_actor::execute(compute);
   }
   ana_dtl_time_.push_back(in_dtl);
-  ana_end_ = std::max(ana_end_, now());
+  ana_end_ = std::max(ana_end_, sg4::Engine::get_clock());
 }
 
 double StreamEngine::get_staging(std::size_t s, std::size_t r, std::int64_t rank, Operation& op)
@@ -296,18 +296,12 @@ void StreamEngine::report(simcore::Results& results) const
   for (const auto& op : ops_)
     if (op.side == 1)
       received += static_cast<double>(op.bytes);
-  auto mean = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v)
-      s += x;
-    return v.empty() ? 0.0 : s / static_cast<double>(v.size());
-  };
-  results.set_metric("makespan", makespan, "s");
-  results.set_metric("simulation_end", sim_end_, "s");
-  results.set_metric("analysis_end", ana_end_, "s");
   std::int64_t transactions = 0;
   for (const auto& st : w_.streams)
     transactions += st.transactions(w_.steps);
+  results.set_metric("makespan", makespan, "s");
+  results.set_metric("simulation_end", sim_end_, "s");
+  results.set_metric("analysis_end", ana_end_, "s");
   results.set_metric("streams", w_.streams.size());
   results.set_metric("transactions", transactions);
   results.set_metric("channels", channels_.size());
@@ -316,69 +310,40 @@ void StreamEngine::report(simcore::Results& results) const
   results.set_metric("bytes_memcpy", bytes_memcpy_, "B");
   results.set_metric("bytes_storage_written", bytes_written_, "B");
   results.set_metric("bytes_storage_read", bytes_read_, "B");
-  results.set_metric("simulation_dtl_time_mean", mean(sim_dtl_time_), "s");
-  results.set_metric("analysis_dtl_time_mean", mean(ana_dtl_time_), "s");
+  results.set_metric("simulation_dtl_time_mean", simcore::stats_of(sim_dtl_time_).mean(), "s");
+  results.set_metric("analysis_dtl_time_mean", simcore::stats_of(ana_dtl_time_).mean(), "s");
   results.set_metric("throughput", makespan > 0 ? received / makespan : 0.0, "Bps");
 
   // Per (stream, transaction, side, reader): min / mean / max over ranks of the put-or-get
   // and end_step times.
-  struct Key {
-    std::int64_t stream, transaction, side, reader;
-    bool operator<(const Key& o) const
-    {
-      return std::tie(stream, transaction, side, reader) < std::tie(o.stream, o.transaction, o.side, o.reader);
-    }
-  };
+  using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>; // stream, transaction, side, reader
   struct Acc {
-    double io_min = std::numeric_limits<double>::infinity(), io_sum = 0, io_max = 0;
-    double end_min = std::numeric_limits<double>::infinity(), end_sum = 0, end_max = 0;
-    std::int64_t n = 0;
+    simcore::RunningStats io, end;
     std::int64_t bytes = 0;
   };
   std::map<Key, Acc> acc;
   for (const auto& op : ops_) {
     Acc& a = acc[Key{op.stream, op.transaction, op.side, op.reader}];
-    const double io = op.io_done - op.begin, end = op.end - op.io_done;
-    a.io_min = std::min(a.io_min, io);
-    a.io_max = std::max(a.io_max, io);
-    a.io_sum += io;
-    a.end_min = std::min(a.end_min, end);
-    a.end_max = std::max(a.end_max, end);
-    a.end_sum += end;
-    a.n++;
+    a.io.add(op.io_done - op.begin);
+    a.end.add(op.end - op.io_done);
     a.bytes += op.bytes;
   }
-  std::vector<std::int64_t> ts, tr, tk, side, ranks, bytes;
-  std::vector<double> io_min, io_mean, io_max, end_min, end_mean, end_max;
-  for (const auto& [key, a] : acc) {
-    ts.push_back(key.stream);
-    tr.push_back(key.reader);
-    tk.push_back(key.transaction);
-    side.push_back(key.side);
-    ranks.push_back(a.n);
-    bytes.push_back(a.bytes);
-    io_min.push_back(a.io_min);
-    io_mean.push_back(a.io_sum / static_cast<double>(a.n));
-    io_max.push_back(a.io_max);
-    end_min.push_back(a.end_min);
-    end_mean.push_back(a.end_sum / static_cast<double>(a.n));
-    end_max.push_back(a.end_max);
-  }
+  using Row = std::pair<const Key, Acc>;
   results.add_table("transactions", "per stream, transaction and side (0 publishers: put, 1 subscribers of reader "
                                     "app 'reader': get): min/mean/max over ranks of the put-or-get time and the "
                                     "end_step time")
-      .add_column("stream", "", ts)
-      .add_column("reader", "", tr)
-      .add_column("transaction", "", tk)
-      .add_column("side", "", side)
-      .add_column("ranks", "", ranks)
-      .add_column("bytes", "B", bytes)
-      .add_column("io_min", "s", io_min)
-      .add_column("io_mean", "s", io_mean)
-      .add_column("io_max", "s", io_max)
-      .add_column("end_min", "s", end_min)
-      .add_column("end_mean", "s", end_mean)
-      .add_column("end_max", "s", end_max);
+      .add_column("stream", "", acc, [](const Row& r) { return std::get<0>(r.first); })
+      .add_column("reader", "", acc, [](const Row& r) { return std::get<3>(r.first); })
+      .add_column("transaction", "", acc, [](const Row& r) { return std::get<1>(r.first); })
+      .add_column("side", "", acc, [](const Row& r) { return std::get<2>(r.first); })
+      .add_column("ranks", "", acc, [](const Row& r) { return r.second.io.count(); })
+      .add_column("bytes", "B", acc, [](const Row& r) { return r.second.bytes; })
+      .add_column("io_min", "s", acc, [](const Row& r) { return r.second.io.min(); })
+      .add_column("io_mean", "s", acc, [](const Row& r) { return r.second.io.mean(); })
+      .add_column("io_max", "s", acc, [](const Row& r) { return r.second.io.max(); })
+      .add_column("end_min", "s", acc, [](const Row& r) { return r.second.end.min(); })
+      .add_column("end_mean", "s", acc, [](const Row& r) { return r.second.end.mean(); })
+      .add_column("end_max", "s", acc, [](const Row& r) { return r.second.end.max(); });
 
   // One row per (stream, transaction, side, reader, rank), sorted so that the trace does not
   // depend on the order in which actors happened to finish.
@@ -387,54 +352,44 @@ void StreamEngine::report(simcore::Results& results) const
     return std::tie(a.stream, a.transaction, a.side, a.reader, a.rank) <
            std::tie(b.stream, b.transaction, b.side, b.reader, b.rank);
   });
-  std::vector<std::int64_t> os, orr, ot, oside, orank, obytes;
-  std::vector<double> obegin, oio, oend;
-  for (const auto& op : ops) {
-    os.push_back(op.stream);
-    orr.push_back(op.reader);
-    ot.push_back(op.transaction);
-    oside.push_back(op.side);
-    orank.push_back(op.rank);
-    obytes.push_back(op.bytes);
-    obegin.push_back(op.begin);
-    oio.push_back(op.io_done);
-    oend.push_back(op.end);
-  }
+  using Op = Operation;
   results.add_table("operations", "one row per (stream, transaction, side, reader, rank); side 0 publisher "
                                   "(reader -1), 1 subscriber")
-      .add_column("stream", "", os)
-      .add_column("reader", "", orr)
-      .add_column("transaction", "", ot)
-      .add_column("side", "", oside)
-      .add_column("rank", "", orank)
-      .add_column("begin", "s", obegin)
-      .add_column("io_done", "s", oio)
-      .add_column("end", "s", oend)
-      .add_column("bytes", "B", obytes);
+      .add_column("stream", "", ops, [](const Op& o) { return o.stream; })
+      .add_column("reader", "", ops, [](const Op& o) { return o.reader; })
+      .add_column("transaction", "", ops, [](const Op& o) { return o.transaction; })
+      .add_column("side", "", ops, [](const Op& o) { return o.side; })
+      .add_column("rank", "", ops, [](const Op& o) { return o.rank; })
+      .add_column("begin", "s", ops, [](const Op& o) { return o.begin; })
+      .add_column("io_done", "s", ops, [](const Op& o) { return o.io_done; })
+      .add_column("end", "s", ops, [](const Op& o) { return o.end; })
+      .add_column("bytes", "B", ops, [](const Op& o) { return o.bytes; });
 
   // Per reader app: what it received and when it finished.
-  std::vector<std::int64_t> rs, rr, rranks;
-  std::vector<double> rbytes, rend;
+  struct ReaderRow {
+    std::int64_t stream, reader, ranks;
+    double bytes = 0, last_end = 0;
+  };
+  std::vector<ReaderRow> readers;
   for (std::size_t si = 0; si < w_.streams.size(); si++)
-    for (std::size_t ri = 0; ri < w_.streams[si].readers.size(); ri++) {
-      double b = 0, e = 0;
-      for (const auto& op : ops_)
-        if (op.side == 1 && op.stream == static_cast<std::int64_t>(si) && op.reader == static_cast<std::int64_t>(ri)) {
-          b += static_cast<double>(op.bytes);
-          e = std::max(e, op.end);
-        }
-      rs.push_back(static_cast<std::int64_t>(si));
-      rr.push_back(static_cast<std::int64_t>(ri));
-      rranks.push_back(w_.streams[si].readers[ri].app.ranks);
-      rbytes.push_back(b);
-      rend.push_back(e);
+    for (std::size_t ri = 0; ri < w_.streams[si].readers.size(); ri++)
+      readers.push_back(ReaderRow{static_cast<std::int64_t>(si), static_cast<std::int64_t>(ri),
+                                  w_.streams[si].readers[ri].app.ranks});
+  for (const auto& op : ops_)
+    if (op.side == 1) {
+      auto& row = *std::find_if(readers.begin(), readers.end(), [&op](const ReaderRow& r) {
+        return r.stream == op.stream && r.reader == op.reader;
+      });
+      row.bytes += static_cast<double>(op.bytes);
+      row.last_end = std::max(row.last_end, op.end);
     }
+  using RR = ReaderRow;
   results.add_table("readers", "per stream and reader app: ranks, bytes received, end of its last get")
-      .add_column("stream", "", rs)
-      .add_column("reader", "", rr)
-      .add_column("ranks", "", rranks)
-      .add_column("bytes_received", "B", rbytes)
-      .add_column("last_get_end", "s", rend);
+      .add_column("stream", "", readers, [](const RR& r) { return r.stream; })
+      .add_column("reader", "", readers, [](const RR& r) { return r.reader; })
+      .add_column("ranks", "", readers, [](const RR& r) { return r.ranks; })
+      .add_column("bytes_received", "B", readers, [](const RR& r) { return r.bytes; })
+      .add_column("last_get_end", "s", readers, [](const RR& r) { return r.last_end; });
 }
 
 } // namespace dtl

@@ -1,5 +1,7 @@
 #include "exchange.hpp"
 
+#include <simcore/running_stats.hpp>
+
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -9,6 +11,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <numeric>
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(model_halo, simcore_models, "halo: halo exchange of 3D stencil codes");
 
@@ -18,7 +21,6 @@ namespace halo {
 
 namespace {
 int g_payload; // what travels in a mailbox: the model counts bytes, not contents
-double now() { return sg4::Engine::get_clock(); }
 } // namespace
 
 const char* to_string(Protocol p)
@@ -89,23 +91,23 @@ void Exchange::run_rank(std::int64_t rank)
     if (s_.overlap && s_.flops_per_cell > 0) {
       // Interior cells need no halo: compute them while exchanging, then the boundary.
       auto interior = sg4::this_actor::exec_async(inner * s_.flops_per_cell);
-      const double c0 = now();
+      const double c0 = sg4::Engine::get_clock();
       exchange(rank);
-      comm_time_[rank] += now() - c0;
+      comm_time_[rank] += sg4::Engine::get_clock() - c0;
       interior->wait();
       sg4::this_actor::execute((cells - inner) * s_.flops_per_cell);
     } else {
       if (s_.flops_per_cell > 0)
         sg4::this_actor::execute(cells * s_.flops_per_cell);
-      const double c0 = now();
+      const double c0 = sg4::Engine::get_clock();
       exchange(rank);
-      comm_time_[rank] += now() - c0;
+      comm_time_[rank] += sg4::Engine::get_clock() - c0;
     }
-    iteration_end_[it] = std::max(iteration_end_[it], now());
+    iteration_end_[it] = std::max(iteration_end_[it], sg4::Engine::get_clock());
   }
   compute_time_[rank] = static_cast<double>(s_.iterations) * cells * s_.flops_per_cell /
                         s_.host_of_rank[rank]->get_speed();
-  end_[rank] = now();
+  end_[rank] = sg4::Engine::get_clock();
 }
 
 void Exchange::exchange(std::int64_t rank)
@@ -198,21 +200,16 @@ void Exchange::report(simcore::Results& results) const
     message_count += m.parts;
   }
   const double its = static_cast<double>(s_.iterations);
-  auto mean = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v)
-      s += x;
-    return v.empty() ? 0.0 : s / static_cast<double>(v.size());
-  };
+  const auto comm = simcore::stats_of(comm_time_);
   results.set_metric("makespan", makespan, "s");
   results.set_metric("iteration_time", makespan / its, "s");
   results.set_metric("ranks", s_.grid.ranks());
   results.set_metric("messages_per_iteration", message_count);
   results.set_metric("intra_bytes_per_iteration", intra_bytes, "B");
   results.set_metric("inter_bytes_per_iteration", inter_bytes, "B");
-  results.set_metric("communication_time_mean", mean(comm_time_) / its, "s");
-  results.set_metric("communication_time_max", *std::max_element(comm_time_.begin(), comm_time_.end()) / its, "s");
-  results.set_metric("compute_time_mean", mean(compute_time_) / its, "s");
+  results.set_metric("communication_time_mean", comm.mean() / its, "s");
+  results.set_metric("communication_time_max", comm.max() / its, "s");
+  results.set_metric("compute_time_mean", simcore::stats_of(compute_time_).mean() / its, "s");
   const char* kinds[2] = {"inter", "intra"};
   for (int intra = 0; intra < 2; intra++)
     for (int p = 0; p < 3; p++)
@@ -220,28 +217,17 @@ void Exchange::report(simcore::Results& results) const
         results.set_metric(std::string(kinds[intra]) + "_" + to_string(static_cast<Protocol>(p)) + "_messages",
                            counts[intra][p]);
 
-  std::vector<std::int64_t> it_idx;
-  std::vector<double> it_end;
-  for (std::int64_t i = 0; i < s_.iterations; i++) {
-    it_idx.push_back(i);
-    it_end.push_back(iteration_end_[i]);
-  }
+  std::vector<std::int64_t> iterations(static_cast<std::size_t>(s_.iterations)), ranks(end_.size());
+  std::iota(iterations.begin(), iterations.end(), 0);
+  std::iota(ranks.begin(), ranks.end(), 0);
   results.add_table("iterations", "when the last rank finished each iteration")
-      .add_column("iteration", "", it_idx)
-      .add_column("end", "s", it_end);
-  std::vector<std::int64_t> rk;
-  std::vector<double> ct, cp, en;
-  for (std::int64_t r = 0; r < s_.grid.ranks(); r++) {
-    rk.push_back(r);
-    ct.push_back(comm_time_[r]);
-    cp.push_back(compute_time_[r]);
-    en.push_back(end_[r]);
-  }
+      .add_column("iteration", "", iterations)
+      .add_column("end", "s", iteration_end_);
   results.add_table("ranks", "per rank: time in the exchange, time computing, end")
-      .add_column("rank", "", rk)
-      .add_column("communication_time", "s", ct)
-      .add_column("compute_time", "s", cp)
-      .add_column("end", "s", en);
+      .add_column("rank", "", ranks)
+      .add_column("communication_time", "s", comm_time_)
+      .add_column("compute_time", "s", compute_time_)
+      .add_column("end", "s", end_);
 }
 
 } // namespace halo

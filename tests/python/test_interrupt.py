@@ -13,7 +13,7 @@ from conftest import STAR_SCENARIO
 def test_sigint_stops_run_many_promptly(tmp_path):
     script = textwrap.dedent("""
         import simcore, sys
-        sc = simcore.load(%r).with_params(tasks=1000000, task_flops="1Mf")
+        sc = simcore.load(%r).with_params(tasks=2000000, task_flops="1Mf")
         print("started", flush=True)
         try:
             simcore.run_many([sc] * 4, jobs=2, out=%r)
@@ -24,11 +24,13 @@ def test_sigint_stops_run_many_promptly(tmp_path):
     """ % (str(STAR_SCENARIO), str(tmp_path / "runs")))
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ)
     assert proc.stdout.readline() == "started\n"
-    time.sleep(1.0)  # each run needs about 6 s: all are in flight or waiting
+    time.sleep(1.0)  # each run needs about 12 s alone: all are in flight or waiting
     t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=30)
-    assert time.monotonic() - t0 < 3.0
+    # Without the interrupt the sweep would run for 20 s or more; a loaded machine may be
+    # slow to deliver the signal, so the bound only proves that nothing ran to completion.
+    assert time.monotonic() - t0 < 10.0
     assert proc.returncode == 3
     assert out == "interrupted\n"
     # No run completed, and no child is left behind.

@@ -7,83 +7,85 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
 
 namespace {
 
-/** A scenario of the test-only model in a fresh temp folder; output goes to OUT there. */
-simcore::Scenario failing_scenario(const std::string& mode, fs::path& dir)
-{
-  dir = fs::temp_directory_path() / ("simcore-fail-" + mode + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  std::ofstream(dir / "s.xml") << "<scenario model=\"test_failing\">\n  <platform file=\"" SIMCORE_SOURCE_DIR
-                                  "/platforms/star.xml\"/>\n  <param name=\"mode\" value=\""
-                               << mode << "\"/>\n</scenario>\n";
-  auto sc = simcore::Scenario::load((dir / "s.xml").string());
-  sc.set_output_dir((dir / "OUT").string());
-  return sc;
-}
+/** A scenario of the test-only model in a fresh temp folder (removed at the end); output
+ *  goes to OUT there. */
+struct FailingRun {
+  explicit FailingRun(const std::string& mode)
+      : dir(fs::temp_directory_path() / ("simcore-fail-" + mode + "-" + std::to_string(::getpid())))
+  {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::ofstream(dir / "s.xml") << "<scenario model=\"test_failing\">\n  <platform file=\"" SIMCORE_SOURCE_DIR
+                                    "/platforms/star.xml\"/>\n  <param name=\"mode\" value=\""
+                                 << mode << "\"/>\n</scenario>\n";
+  }
+  ~FailingRun() { fs::remove_all(dir); }
+  simcore::Scenario scenario() const
+  {
+    auto sc = simcore::Scenario::load((dir / "s.xml").string());
+    sc.set_output_dir((dir / "OUT").string());
+    return sc;
+  }
+  bool wrote_output() const { return fs::exists(dir / "OUT"); }
+  fs::path dir;
+};
 
 } // namespace
 
 TEST_CASE("a model that runs cleanly reports the end of the simulation", "[failures]")
 {
-  fs::path dir;
-  auto sc = failing_scenario("none", dir);
-  auto summary = simcore::run_scenario(sc);
+  FailingRun run("none");
+  auto summary = simcore::run_scenario(run.scenario());
   CHECK(summary["metrics"]["end"].get<double>() == 10.0);
-  CHECK(fs::exists(dir / "OUT" / "summary.json"));
-  fs::remove_all(dir);
+  CHECK(fs::exists(run.dir / "OUT" / "summary.json"));
 }
 
 TEST_CASE("InputError from set-up names the scenario and writes nothing", "[failures]")
 {
-  fs::path dir;
-  auto sc = failing_scenario("setup", dir);
-  CHECK_THROWS_WITH(simcore::run_scenario(sc), Catch::Contains("set-up rejected the platform"));
-  CHECK_FALSE(fs::exists(dir / "OUT"));
-  fs::remove_all(dir);
+  FailingRun run("setup");
+  CHECK_THROWS_WITH(simcore::run_scenario(run.scenario()), Catch::Contains("set-up rejected the platform"));
+  CHECK_FALSE(run.wrote_output());
 }
 
 TEST_CASE("InputError thrown by an actor stops the run and stays an InputError", "[failures]")
 {
-  fs::path dir;
-  auto sc = failing_scenario("input", dir);
-  CHECK_THROWS_AS(simcore::run_scenario(sc), simcore::InputError);
-  CHECK_FALSE(fs::exists(dir / "OUT"));
-  fs::remove_all(dir);
+  FailingRun run("input");
+  CHECK_THROWS_AS(simcore::run_scenario(run.scenario()), simcore::InputError);
+  CHECK_FALSE(run.wrote_output());
 }
 
 TEST_CASE("another exception thrown by an actor becomes an InternalError naming the model", "[failures]")
 {
-  fs::path dir;
-  auto sc = failing_scenario("internal", dir);
-  CHECK_THROWS_WITH(simcore::run_scenario(sc),
+  FailingRun run("internal");
+  CHECK_THROWS_WITH(simcore::run_scenario(run.scenario()),
                     Catch::Contains("model 'test_failing' failed") && Catch::Contains("model bug at run time"));
-  CHECK_FALSE(fs::exists(dir / "OUT"));
-  fs::remove_all(dir);
+  CHECK_FALSE(run.wrote_output());
 }
 
 TEST_CASE("a deadlocked simulation is an InternalError, not a result", "[failures]")
 {
-  fs::path dir;
-  auto sc = failing_scenario("deadlock", dir);
-  CHECK_THROWS_WITH(simcore::run_scenario(sc), Catch::Contains("deadlocked at t=10"));
-  CHECK_FALSE(fs::exists(dir / "OUT"));
-  fs::remove_all(dir);
+  FailingRun run("deadlock");
+  CHECK_THROWS_WITH(simcore::run_scenario(run.scenario()), Catch::Contains("deadlocked at t=10"));
+  CHECK_FALSE(run.wrote_output());
 }
 
 TEST_CASE("children report exit codes: 0 ok, 2 bad input, 1 internal, 1 for an exception escaping a plain actor",
           "[failures][children]")
 {
-  std::vector<fs::path> dirs(5);
-  std::vector<simcore::Scenario> scs;
   const std::vector<std::string> modes{"none", "setup", "internal", "uncaught", "input"};
-  for (std::size_t i = 0; i < modes.size(); i++)
-    scs.push_back(failing_scenario(modes[i], dirs[i]));
+  std::vector<std::unique_ptr<FailingRun>> runs;
+  std::vector<simcore::Scenario> scs;
+  for (const auto& mode : modes) {
+    runs.push_back(std::make_unique<FailingRun>(mode));
+    scs.push_back(runs.back()->scenario());
+  }
   auto out = simcore::run_in_children(scs, 2);
   REQUIRE(out.size() == 5);
   CHECK(out[0].exit_code == 0);
@@ -94,9 +96,7 @@ TEST_CASE("children report exit codes: 0 ok, 2 bad input, 1 internal, 1 for an e
   CHECK_THAT(out[2].error, Catch::Contains("model bug at run time"));
   CHECK(out[3].exit_code == simcore::kExitInternal);
   CHECK(out[4].exit_code == simcore::kExitBadInput);
-  CHECK(fs::exists(dirs[0] / "OUT" / "summary.json"));
+  CHECK(fs::exists(runs[0]->dir / "OUT" / "summary.json"));
   for (std::size_t i = 1; i < modes.size(); i++)
-    CHECK_FALSE(fs::exists(dirs[i] / "OUT"));
-  for (const auto& d : dirs)
-    fs::remove_all(d);
+    CHECK_FALSE(runs[i]->wrote_output());
 }

@@ -27,6 +27,16 @@ std::unique_ptr<simgrid::s4u::Engine> make_engine()
   return std::make_unique<simgrid::s4u::Engine>(&argc, argv.data());
 }
 
+/** The description of the link named `name`; fails the test when there is none. */
+nlohmann::ordered_json link_named(const nlohmann::ordered_json& description, const std::string& name)
+{
+  for (const auto& l : description["links"])
+    if (l["name"] == name)
+      return l;
+  FAIL("no link named " << name);
+  return {};
+}
+
 nlohmann::ordered_json describe(const std::string& platform)
 {
   auto engine = make_engine();
@@ -80,14 +90,9 @@ TEST_CASE("platform small_cluster.xml: 16 hosts of 8 cores", "[platform]")
     CHECK(h["cores"] == 8);
     CHECK(h["speed"] == 50e9);
   }
-  bool backbone = false;
-  for (const auto& l : d["links"])
-    if (l["name"] == "small_backbone") {
-      backbone = true;
-      CHECK(l["bandwidth"] == 100e9);
-      CHECK(l["latency"].get<double>() == Approx(500e-9).epsilon(1e-12));
-    }
-  CHECK(backbone);
+  const auto backbone = link_named(d, "small_backbone");
+  CHECK(backbone["bandwidth"] == 100e9);
+  CHECK(backbone["latency"].get<double>() == Approx(500e-9).epsilon(1e-12));
 }
 
 TEST_CASE("platform two_clusters.xml: 40 hosts in two zones", "[platform]")
@@ -105,14 +110,9 @@ TEST_CASE("platform two_clusters.xml: 40 hosts in two zones", "[platform]")
   CHECK(d["zones"]["zones"][0]["hosts"] == 8);
   CHECK(d["zones"]["zones"][1]["name"] == "compute");
   CHECK(d["zones"]["zones"][1]["hosts"] == 32);
-  bool inter = false;
-  for (const auto& l : d["links"])
-    if (l["name"] == "inter-cluster") {
-      inter = true;
-      CHECK(l["bandwidth"] == 25e9);
-      CHECK(l["latency"].get<double>() == Approx(10e-6).epsilon(1e-12));
-    }
-  CHECK(inter);
+  const auto inter = link_named(d, "inter-cluster");
+  CHECK(inter["bandwidth"] == 25e9);
+  CHECK(inter["latency"].get<double>() == Approx(10e-6).epsilon(1e-12));
 }
 
 TEST_CASE("platform fat_tree.xml: 64 hosts of 32 cores", "[platform]")

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 
 using simcore::Results;
 using simcore::Table;
@@ -83,4 +84,28 @@ TEST_CASE("Results: a table reference stays valid when more tables are added", "
   first.add_column("x", "s", std::vector<double>{1.0, 2.0});
   CHECK(r.tables().front().name() == "first");
   CHECK(r.tables().front().rows() == 2);
+}
+
+TEST_CASE("Table: columns computed from records take the type of what they compute", "[results]")
+{
+  struct Op {
+    std::int64_t rank;
+    double end;
+  };
+  const std::vector<Op> ops{{2, 0.5}, {0, 1.25}, {1, 3.0}};
+  simcore::Table t("ops", "");
+  t.add_column("rank", "", ops, [](const Op& o) { return o.rank; })
+      .add_column("end", "s", ops, [](const Op& o) { return o.end; })
+      .add_column("twice", "", ops, [](const Op& o) { return static_cast<int>(2 * o.rank); });
+  REQUIRE(t.columns().size() == 3);
+  CHECK(std::get<std::vector<std::int64_t>>(t.columns()[0].values) == std::vector<std::int64_t>{2, 0, 1});
+  CHECK(std::get<std::vector<double>>(t.columns()[1].values) == std::vector<double>{0.5, 1.25, 3.0});
+  CHECK(std::get<std::vector<std::int64_t>>(t.columns()[2].values) == std::vector<std::int64_t>{4, 0, 2});
+  CHECK(t.columns()[1].unit == "s");
+  // Rows may come from any range, in its order; a column of another length is refused.
+  const std::map<int, double> by_key{{3, 1.5}, {1, 0.5}};
+  simcore::Table m("by_key", "");
+  m.add_column("value", "", by_key, [](const std::pair<const int, double>& kv) { return kv.second; });
+  CHECK(std::get<std::vector<double>>(m.columns()[0].values) == std::vector<double>{0.5, 1.5});
+  CHECK_THROWS_AS(t.add_column("short", "", by_key, [](const auto& kv) { return kv.first; }), simcore::InternalError);
 }

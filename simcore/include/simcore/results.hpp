@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <string>
 #include <type_traits>
@@ -28,6 +29,21 @@ public:
   Table(std::string name, std::string doc) : name_(std::move(name)), doc_(std::move(doc)) {}
   Table& add_column(const std::string& name, const std::string& unit, std::vector<double> values);
   Table& add_column(const std::string& name, const std::string& unit, std::vector<std::int64_t> values);
+  /** A column computed from rows: `get(row)` for every row of `rows` (a vector, a map, ...).
+   *  Integer results make an int64 column, others a float64 column. Builds a table from a
+   *  model's records without one vector per column:
+   *    table.add_column("rank", "", ops, [](const Op& o) { return o.rank; })
+   *         .add_column("end", "s", ops, [](const Op& o) { return o.end; }); */
+  template <typename Rows, typename Get>
+  Table& add_column(const std::string& name, const std::string& unit, const Rows& rows, Get get)
+  {
+    using Value = std::decay_t<decltype(get(*std::begin(rows)))>;
+    using Stored = std::conditional_t<std::is_integral_v<Value>, std::int64_t, double>;
+    std::vector<Stored> values;
+    for (const auto& row : rows)
+      values.push_back(static_cast<Stored>(get(row)));
+    return add_column(name, unit, std::move(values));
+  }
   const std::string& name() const { return name_; }
   const std::string& doc() const { return doc_; }
   const std::vector<Column>& columns() const { return columns_; }
