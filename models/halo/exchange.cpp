@@ -7,10 +7,13 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Io.hpp>
-
+#include <simgrid/s4u/Link.hpp>
+#include <xbt/config.hpp>
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <limits>
 #include <numeric>
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(model_halo, simcore_models, "halo: halo exchange of 3D stencil codes");
@@ -20,214 +23,366 @@ namespace sg4 = simgrid::s4u;
 namespace halo {
 
 namespace {
-int g_payload; // what travels in a mailbox: the model counts bytes, not contents
-} // namespace
 
-const char* to_string(Protocol p)
+int g_payload; // what travels in a mailbox: the model counts bytes, not contents
+
+/** A network correction factor (SimGrid 3.32 keeps `network/latency-factor` and
+ *  `network/bandwidth-factor` as plain numbers; SMPI's size-dependent factors live in other
+ *  settings and are not seen here). */
+double network_factor(const char* name)
 {
-  switch (p) {
-    case Protocol::Eager: return "eager";
-    case Protocol::Rendezvous: return "rendezvous";
-    case Protocol::SingleCopy: return "single-copy";
+  try {
+    return simgrid::config::get_value<double>(name);
+  } catch (const std::exception&) {
+    return 1;
   }
-  return "?";
 }
 
-sg4::Disk* Exchange::bus(std::int64_t rank) const { return bus_.at(s_.host_of_rank[rank]); }
+} // namespace
+
+RouteView Exchange::route(sg4::Host* a, sg4::Host* b, double bytes) const
+{
+  std::vector<sg4::Link*> links;
+  double latency = 0;
+  a->route_to(b, links, &latency);
+  double bandwidth = std::numeric_limits<double>::infinity();
+  for (auto* l : links)
+    bandwidth = std::min(bandwidth, l->get_bandwidth());
+  (void)bytes;
+  return {latency * network_factor("network/latency-factor"), bandwidth * network_factor("network/bandwidth-factor")};
+}
 
 void Exchange::start(simcore::SimContext& ctx)
 {
-  const std::int64_t ranks = s_.grid.ranks();
+  plan_ = make_plan(s_, [this](sg4::Host* a, sg4::Host* b, double bytes) { return route(a, b, bytes); });
   // The memory bus of each node: a resource whose bandwidth concurrent copies share
   // (SimGrid's disk model gives exactly that).
-  for (auto* h : s_.host_of_rank)
-    if (!bus_.count(h)) {
-      auto* d = h->create_disk("halo-memory-bus", s_.memory_bandwidth, s_.memory_bandwidth);
-      d->seal();
-      bus_[h] = d;
-    }
-  out_.assign(static_cast<std::size_t>(ranks), {});
-  in_.assign(static_cast<std::size_t>(ranks), {});
-  for (std::int64_t r = 0; r < ranks; r++) {
-    for (const auto& n : neighbours(s_.grid, s_.spec, r)) {
-      const int dir = (n.offset[0] + 1) * 9 + (n.offset[1] + 1) * 3 + (n.offset[2] + 1);
-      const std::int64_t parts = s_.bundled ? 1 : s_.spec.variables;
-      {
-        Message m{r,       n.rank,  static_cast<double>(n.bytes) / static_cast<double>(parts),
-                  parts,   s_.host_of_rank[r] == s_.host_of_rank[n.rank],
-                  Protocol::Eager, nullptr, nullptr, nullptr};
-        if (m.intra) {
-          m.protocol = m.bytes <= s_.protocols.intra_eager_limit ? Protocol::Eager : Protocol::SingleCopy;
-          m.posted = sg4::Semaphore::create(0);
-        } else {
-          m.protocol = m.bytes <= s_.protocols.inter_eager_limit ? Protocol::Eager : Protocol::Rendezvous;
-          const std::string key = std::to_string(r) + "/" + std::to_string(n.rank) + "/" + std::to_string(dir);
-          m.data = sg4::Mailbox::by_name("halo/d/" + key);
-          if (m.protocol == Protocol::Rendezvous)
-            m.control = sg4::Mailbox::by_name("halo/c/" + key);
-        }
-        out_[r].push_back(messages_.size());
-        in_[n.rank].push_back(messages_.size());
-        messages_.push_back(m);
+  if (s_.mode == Mode::Detailed)
+    for (auto* h : plan_.host)
+      if (!bus_.count(h)) {
+        auto* d = h->create_disk("halo-memory-bus", s_.memory_bandwidth, s_.memory_bandwidth);
+        d->seal();
+        bus_[h] = d;
       }
+  channels_.resize(plan_.transfers.size());
+  for (std::size_t i = 0; i < plan_.transfers.size(); i++) {
+    const Transfer& t = plan_.transfers[i];
+    Channels& c = channels_[i];
+    if (s_.mode == Mode::Smpi || !t.intra)
+      c.data = sg4::Mailbox::by_name("halo/d/" + std::to_string(i));
+    if (s_.mode == Mode::Detailed && (t.protocol == Protocol::Rendezvous || t.protocol == Protocol::Pipelined))
+      c.control = sg4::Mailbox::by_name("halo/c/" + std::to_string(i));
+    if (s_.mode == Mode::Detailed && t.intra)
+      c.posted = sg4::Semaphore::create(0);
+  }
+  const auto agents = plan_.host.size();
+  comm_time_.assign(agents, 0);
+  end_.assign(agents, 0);
+  iteration_end_.assign(static_cast<std::size_t>(s_.iterations), 0);
+  copier_go_.assign(agents, nullptr);
+  copier_done_.assign(agents, nullptr);
+  for (std::size_t a = 0; a < agents; a++) {
+    const std::string name = s_.granularity == Granularity::Node ? "node-" + plan_.host[a]->get_name()
+                                                                 : "rank-" + std::to_string(a);
+    ctx.create_actor(name, plan_.host[a], [this, a] { run_agent(a); });
+    const bool intra_in = std::any_of(plan_.in[a].begin(), plan_.in[a].end(),
+                                      [this](std::size_t ti) { return plan_.transfers[ti].intra; });
+    if (s_.mode == Mode::Detailed && intra_in) {
+      copier_go_[a] = sg4::Semaphore::create(0);
+      copier_done_[a] = sg4::Semaphore::create(0);
+      ctx.create_actor(name + "-copier", plan_.host[a], [this, a] { run_copier(a); });
     }
   }
-  comm_time_.assign(static_cast<std::size_t>(ranks), 0);
-  compute_time_.assign(static_cast<std::size_t>(ranks), 0);
-  end_.assign(static_cast<std::size_t>(ranks), 0);
-  iteration_end_.assign(static_cast<std::size_t>(s_.iterations), 0);
-  for (std::int64_t r = 0; r < ranks; r++)
-    ctx.create_actor("rank-" + std::to_string(r), s_.host_of_rank[r], [this, r] { run_rank(r); });
 }
 
-void Exchange::run_rank(std::int64_t rank)
+void Exchange::run_agent(std::size_t a)
 {
-  const Ext ext = s_.grid.local_extent(rank);
-  const double cells = static_cast<double>(ext[0] * ext[1] * ext[2]);
-  double inner = 1;
-  for (int d = 0; d < 3; d++)
-    inner *= static_cast<double>(std::max<std::int64_t>(ext[d] - 2 * s_.spec.width, 0));
+  const double flops = plan_.flops[a], interior = plan_.interior_flops[a];
   for (std::int64_t it = 0; it < s_.iterations; it++) {
-    if (s_.overlap && s_.flops_per_cell > 0) {
-      // Interior cells need no halo: compute them while exchanging, then the boundary.
-      auto interior = sg4::this_actor::exec_async(inner * s_.flops_per_cell);
-      const double c0 = sg4::Engine::get_clock();
-      exchange(rank);
-      comm_time_[rank] += sg4::Engine::get_clock() - c0;
-      interior->wait();
-      sg4::this_actor::execute((cells - inner) * s_.flops_per_cell);
-    } else {
-      if (s_.flops_per_cell > 0)
-        sg4::this_actor::execute(cells * s_.flops_per_cell);
-      const double c0 = sg4::Engine::get_clock();
-      exchange(rank);
-      comm_time_[rank] += sg4::Engine::get_clock() - c0;
+    sg4::ExecPtr inner;
+    if (s_.overlap && interior > 0)
+      inner = sg4::this_actor::exec_async(interior); // needs no halo: runs during the exchange
+    else if (flops > 0)
+      sg4::this_actor::execute(flops);
+    const double c0 = sg4::Engine::get_clock();
+    if (s_.mode == Mode::Smpi)
+      exchange_smpi(a);
+    else
+      exchange_detailed(a);
+    comm_time_[a] += sg4::Engine::get_clock() - c0;
+    if (inner) {
+      inner->wait();
+      sg4::this_actor::execute(flops - interior); // the boundary cells, once the halo is in
     }
     iteration_end_[it] = std::max(iteration_end_[it], sg4::Engine::get_clock());
   }
-  compute_time_[rank] = static_cast<double>(s_.iterations) * cells * s_.flops_per_cell /
-                        s_.host_of_rank[rank]->get_speed();
-  end_[rank] = sg4::Engine::get_clock();
+  end_[a] = sg4::Engine::get_clock();
 }
 
-void Exchange::exchange(std::int64_t rank)
+/* SMPI's view of MPI_Irecv/MPI_Isend/MPI_Waitall: every message is one network transfer that
+ * starts once both sides posted it; sends up to the eager limit are detached. */
+void Exchange::exchange_smpi(std::size_t a)
 {
   std::vector<sg4::CommPtr> comms;
-  std::vector<void*> sinks(in_[rank].size());
-  // A rank's own memory copies run one after the other on its core: one transfer of their
-  // total on the node's memory bus, which the node's ranks share.
-  double copy_bytes = 0;
-  // Phase 1: eager messages and rendezvous requests go out; intra-node eager copies into the
-  // shared buffer, single-copy buffers are exposed.
-  for (std::size_t mi : out_[rank]) {
-    Message& m = messages_[mi];
-    if (m.intra) {
-      if (m.protocol == Protocol::Eager)
-        copy_bytes += m.total();
-    } else if (m.protocol == Protocol::Eager) {
-      comms.push_back(m.data->put_async(&g_payload, m.total()));
-    } else {
-      comms.push_back(m.control->put_async(&g_payload, s_.protocols.control_bytes * static_cast<double>(m.parts)));
+  std::vector<void*> sinks;
+  std::size_t incoming = 0;
+  for (std::size_t ti : plan_.in[a])
+    incoming += static_cast<std::size_t>(plan_.transfers[ti].messages);
+  sinks.resize(incoming);
+  std::size_t k = 0;
+  for (std::size_t ti : plan_.in[a])
+    for (std::int64_t m = 0; m < plan_.transfers[ti].messages; m++)
+      comms.push_back(channels_[ti].data->get_async<void>(&sinks[k++]));
+  for (std::size_t ti : plan_.out[a]) {
+    const Transfer& t = plan_.transfers[ti];
+    const double each = t.total / static_cast<double>(t.messages);
+    for (std::int64_t m = 0; m < t.messages; m++) {
+      auto c = channels_[ti].data->put_init(&g_payload, static_cast<std::uint64_t>(each));
+      if (each <= s_.protocols.inter_eager_limit) {
+        c->detach();
+      } else {
+        c->start();
+        comms.push_back(c);
+      }
     }
   }
-  for (std::size_t i = 0; i < in_[rank].size(); i++) {
-    Message& m = messages_[in_[rank][i]];
-    if (m.intra)
+  sg4::Comm::wait_all(comms);
+}
+
+/* The detailed exchange progresses every transfer on its own, as an MPI library's progress
+ * engine does: a request is answered as soon as it arrives, received eager data is copied
+ * out as soon as it is in, the next step of a transfer follows its previous one. Intra-node
+ * receives (waiting for the sender's side, then copying) run beside it in the agent's copier. */
+void Exchange::exchange_detailed(std::size_t a)
+{
+  enum class Step { Done, RequestOut, RequestIn, AnswerIn, DataOut, DataIn, RestIn, EagerIn };
+  struct Pending {
+    sg4::CommPtr comm;
+    std::size_t transfer;
+    Step next;
+  };
+  std::vector<Pending> pending;
+  std::vector<sg4::IoPtr> ios;
+  void* sink = nullptr;
+  const double control = s_.protocols.control_bytes;
+  auto* const my_bus = bus(a);
+  const bool in_order = !s_.protocols.network_first && s_.granularity == Granularity::Rank;
+  auto copy_async = [&](double bytes) {
+    if (bytes > 0)
+      ios.push_back(my_bus->read_async(bytes));
+  };
+  auto dma_async = [&](double bytes) {
+    if (s_.protocols.nic_dma && bytes > 0)
+      ios.push_back(my_bus->write_async(bytes));
+  };
+  auto send = [&](std::size_t ti, sg4::Mailbox* mb, double bytes, Step next, bool data) {
+    pending.push_back({mb->put_async(&g_payload, bytes), ti, next});
+    if (data)
+      dma_async(bytes);
+  };
+  auto receive = [&](std::size_t ti, sg4::Mailbox* mb, Step next) {
+    pending.push_back({mb->get_async<void>(&sink), ti, next});
+  };
+
+  // Receives are posted first (MPI_Irecv), then the sends in neighbour order (MPI_Isend).
+  for (std::size_t ti : plan_.in[a]) {
+    const Transfer& t = plan_.transfers[ti];
+    if (t.intra)
       continue;
-    comms.push_back(m.protocol == Protocol::Eager ? m.data->get_async<void>(&sinks[i])
-                                                  : m.control->get_async<void>(&sinks[i]));
+    if (t.protocol == Protocol::Eager)
+      receive(ti, channels_[ti].data, Step::EagerIn);
+    else
+      receive(ti, channels_[ti].control, Step::RequestIn);
   }
-  sg4::IoPtr copy = copy_bytes > 0 ? bus(rank)->read_async(copy_bytes) : nullptr;
-  sg4::Comm::wait_all(comms);
-  if (copy)
-    copy->wait();
-  for (std::size_t mi : out_[rank])
-    if (messages_[mi].intra)
-      messages_[mi].posted->release();
-  // Phase 2: rendezvous answers.
-  comms.clear();
-  for (std::size_t i = 0; i < in_[rank].size(); i++) {
-    Message& m = messages_[in_[rank][i]];
-    if (m.protocol == Protocol::Rendezvous)
-      comms.push_back(m.control->put_async(&g_payload, s_.protocols.control_bytes * static_cast<double>(m.parts)));
-  }
-  void* answer = nullptr;
-  for (std::size_t mi : out_[rank]) {
-    Message& m = messages_[mi];
-    if (m.protocol == Protocol::Rendezvous)
-      comms.push_back(m.control->get_async<void>(&answer));
-  }
-  sg4::Comm::wait_all(comms);
-  // Phase 3: rendezvous data; intra-node copies out of the shared buffer (eager) or straight
-  // from the sender's buffer (single copy).
-  comms.clear();
-  copy_bytes = 0;
-  for (std::size_t mi : out_[rank]) {
-    Message& m = messages_[mi];
-    if (m.protocol == Protocol::Rendezvous)
-      comms.push_back(m.data->put_async(&g_payload, m.total()));
-  }
-  bool single_copy = false;
-  for (std::size_t i = 0; i < in_[rank].size(); i++) {
-    Message& m = messages_[in_[rank][i]];
-    if (m.protocol == Protocol::Rendezvous) {
-      comms.push_back(m.data->get_async<void>(&sinks[i]));
-    } else if (m.intra) {
-      m.posted->acquire();
-      single_copy = single_copy || m.protocol == Protocol::SingleCopy;
+  if (copier_go_[a])
+    copier_go_[a]->release();
+  // An intra-node eager send copies into the shared buffer inside MPI_Isend: in neighbour
+  // order (later sends wait for it), or after every network send is out (`network_first`).
+  bool deferred = false;
+  for (std::size_t ti : plan_.out[a]) {
+    const Transfer& t = plan_.transfers[ti];
+    if (t.intra) {
+      if (t.protocol == Protocol::Eager && in_order) {
+        my_bus->read(t.total);
+        channels_[ti].posted->release();
+      } else if (t.protocol == Protocol::Eager) {
+        deferred = true;
+      } else {
+        channels_[ti].posted->release(); // single copy: the buffer is exposed
+      }
+    } else if (t.protocol == Protocol::Eager) {
+      send(ti, channels_[ti].data, t.total, Step::Done, true);
+    } else {
+      send(ti, channels_[ti].control, control * static_cast<double>(t.messages), Step::RequestOut, false);
     }
   }
-  if (single_copy && s_.protocols.single_copy_startup > 0)
-    sg4::this_actor::sleep_for(s_.protocols.single_copy_startup);
-  for (std::size_t mi : in_[rank])
-    if (messages_[mi].intra)
-      copy_bytes += messages_[mi].total();
-  copy = copy_bytes > 0 ? bus(rank)->read_async(copy_bytes) : nullptr;
-  sg4::Comm::wait_all(comms);
-  if (copy)
-    copy->wait();
+  if (deferred)
+    for (std::size_t ti : plan_.out[a])
+      if (plan_.transfers[ti].intra && plan_.transfers[ti].protocol == Protocol::Eager) {
+        my_bus->read(plan_.transfers[ti].total);
+        channels_[ti].posted->release();
+      }
+
+  while (!pending.empty()) {
+    const auto i = static_cast<std::size_t>(sg4::Comm::wait_any(
+        [&] {
+          std::vector<sg4::CommPtr> comms;
+          comms.reserve(pending.size());
+          for (const auto& p : pending)
+            comms.push_back(p.comm);
+          return comms;
+        }()));
+    const Pending done = pending[i];
+    pending[i] = pending.back();
+    pending.pop_back();
+    const std::size_t ti = done.transfer;
+    const Transfer& t = plan_.transfers[ti];
+    const bool whole = t.protocol == Protocol::Rendezvous;
+    switch (done.next) {
+      case Step::Done: break;
+      case Step::EagerIn: // the data is in the receive buffer: copy it out
+        dma_async(t.total);
+        copy_async(t.total);
+        break;
+      case Step::RequestOut: // our request is delivered: wait for the answer
+        receive(ti, channels_[ti].control, Step::AnswerIn);
+        break;
+      case Step::RequestIn: // answer at once, then receive the data
+        send(ti, channels_[ti].control, control * static_cast<double>(t.messages), Step::Done, false);
+        receive(ti, channels_[ti].data, Step::DataIn);
+        break;
+      case Step::AnswerIn: // send the data: all of it, or the first chunk
+        send(ti, channels_[ti].data, whole ? t.total : t.first_chunk, whole ? Step::Done : Step::DataOut, true);
+        break;
+      case Step::DataOut: // pipelined: the rest follows the first chunk
+        if (t.total > t.first_chunk)
+          send(ti, channels_[ti].data, t.total - t.first_chunk, Step::Done, true);
+        break;
+      case Step::DataIn:
+        if (!whole) {
+          dma_async(t.first_chunk);
+          if (t.total > t.first_chunk) { // copy out what is in while the rest arrives
+            copy_async(t.total - t.first_chunk);
+            receive(ti, channels_[ti].data, Step::RestIn);
+          } else {
+            copy_async(t.total);
+          }
+        } else {
+          dma_async(t.total);
+        }
+        break;
+      case Step::RestIn: // the last chunk is copied out once it is in
+        dma_async(t.total - t.first_chunk);
+        copy_async(t.first_chunk);
+        break;
+    }
+  }
+  for (auto& io : ios)
+    io->wait();
+  if (copier_done_[a])
+    copier_done_[a]->acquire();
+}
+
+/* The intra-node receives of one agent, each iteration: wait until each sender's side is
+ * ready, then copy (after the kernel-assisted start-up for single copies). */
+void Exchange::run_copier(std::size_t a)
+{
+  double bytes = 0;
+  bool single_copy = false;
+  for (std::size_t ti : plan_.in[a])
+    if (plan_.transfers[ti].intra) {
+      bytes += plan_.transfers[ti].total;
+      single_copy = single_copy || plan_.transfers[ti].protocol == Protocol::SingleCopy;
+    }
+  for (std::int64_t it = 0; it < s_.iterations; it++) {
+    copier_go_[a]->acquire();
+    for (std::size_t ti : plan_.in[a])
+      if (plan_.transfers[ti].intra)
+        channels_[ti].posted->acquire();
+    if (single_copy && s_.protocols.single_copy_startup > 0)
+      sg4::this_actor::sleep_for(s_.protocols.single_copy_startup);
+    bus(a)->read(bytes);
+    copier_done_[a]->release();
+  }
 }
 
 void Exchange::report(simcore::Results& results) const
 {
   const double makespan = *std::max_element(end_.begin(), end_.end());
-  double intra_bytes = 0, inter_bytes = 0;
-  std::int64_t counts[2][3] = {{0, 0, 0}, {0, 0, 0}};
+  const std::int64_t ranks = s_.grid.ranks();
+  std::vector<double> rank_comm(static_cast<std::size_t>(ranks)), rank_compute(rank_comm.size()),
+      rank_end(rank_comm.size());
+  std::vector<std::int64_t> rank_node(rank_comm.size());
+  std::map<sg4::Host*, std::int64_t> node_index;
+  for (std::size_t a = 0; a < plan_.host.size(); a++)
+    for (std::int64_t r : plan_.ranks[a]) {
+      rank_comm[r] = comm_time_[a];
+      rank_end[r] = end_[a];
+      const Ext ext = s_.grid.local_extent(r);
+      rank_compute[r] = static_cast<double>(s_.iterations) * static_cast<double>(ext[0] * ext[1] * ext[2]) *
+                        s_.flops_per_cell / plan_.host[a]->get_speed();
+    }
+  for (std::int64_t r = 0; r < ranks; r++)
+    rank_node[r] = node_index.emplace(s_.host_of_rank[r], static_cast<std::int64_t>(node_index.size())).first->second;
   std::int64_t message_count = 0;
-  for (const auto& m : messages_) {
-    (m.intra ? intra_bytes : inter_bytes) += m.total();
-    counts[m.intra ? 1 : 0][static_cast<int>(m.protocol)] += m.parts;
-    message_count += m.parts;
-  }
+  for (const auto& channel : plan_.messages_by)
+    for (std::int64_t n : channel)
+      message_count += n;
   const double its = static_cast<double>(s_.iterations);
-  const auto comm = simcore::stats_of(comm_time_);
+  const auto comm = simcore::stats_of(rank_comm);
+  // The slowest rank: the one whose exchanges took longest (the critical path of the run).
+  const auto slowest = std::max_element(rank_comm.begin(), rank_comm.end()) - rank_comm.begin();
   results.set_metric("makespan", makespan, "s");
   results.set_metric("iteration_time", makespan / its, "s");
-  results.set_metric("ranks", s_.grid.ranks());
+  results.set_metric("ranks", ranks);
+  results.set_metric("nodes", static_cast<std::int64_t>(node_index.size()));
   results.set_metric("messages_per_iteration", message_count);
-  results.set_metric("intra_bytes_per_iteration", intra_bytes, "B");
-  results.set_metric("inter_bytes_per_iteration", inter_bytes, "B");
+  results.set_metric("intra_bytes_per_iteration", plan_.bytes_by[1], "B");
+  results.set_metric("inter_bytes_per_iteration", plan_.bytes_by[0], "B");
   results.set_metric("communication_time_mean", comm.mean() / its, "s");
   results.set_metric("communication_time_max", comm.max() / its, "s");
-  results.set_metric("compute_time_mean", simcore::stats_of(compute_time_).mean() / its, "s");
+  results.set_metric("critical_rank", static_cast<std::int64_t>(slowest));
+  results.set_metric("compute_time_mean", simcore::stats_of(rank_compute).mean() / its, "s");
   const char* kinds[2] = {"inter", "intra"};
   for (int intra = 0; intra < 2; intra++)
-    for (int p = 0; p < 3; p++)
-      if (counts[intra][p] > 0)
+    for (int p = 0; p < kProtocols; p++)
+      if (plan_.messages_by[intra][p] > 0)
         results.set_metric(std::string(kinds[intra]) + "_" + to_string(static_cast<Protocol>(p)) + "_messages",
-                           counts[intra][p]);
+                           plan_.messages_by[intra][p]);
 
-  std::vector<std::int64_t> iterations(static_cast<std::size_t>(s_.iterations)), ranks(end_.size());
+  std::vector<std::int64_t> iterations(static_cast<std::size_t>(s_.iterations)), rank_ids(rank_comm.size());
   std::iota(iterations.begin(), iterations.end(), 0);
-  std::iota(ranks.begin(), ranks.end(), 0);
-  results.add_table("iterations", "when the last rank finished each iteration")
+  std::iota(rank_ids.begin(), rank_ids.end(), 0);
+  std::vector<double> durations(iteration_end_.size());
+  for (std::size_t i = 0; i < durations.size(); i++)
+    durations[i] = iteration_end_[i] - (i > 0 ? iteration_end_[i - 1] : 0);
+  results.add_table("iterations", "when the last rank finished each iteration, and the time since the previous one")
       .add_column("iteration", "", iterations)
-      .add_column("end", "s", iteration_end_);
-  results.add_table("ranks", "per rank: time in the exchange, time computing, end")
-      .add_column("rank", "", ranks)
-      .add_column("communication_time", "s", comm_time_)
-      .add_column("compute_time", "s", compute_time_)
-      .add_column("end", "s", end_);
+      .add_column("end", "s", iteration_end_)
+      .add_column("duration", "s", durations);
+  results.add_table("ranks", "per rank: node, time in the exchange, time computing, end (all iterations)")
+      .add_column("rank", "", rank_ids)
+      .add_column("node", "", rank_node)
+      .add_column("communication_time", "s", rank_comm)
+      .add_column("compute_time", "s", rank_compute)
+      .add_column("end", "s", rank_end);
+  std::vector<std::int64_t> c_intra, c_kind, c_protocol, c_messages;
+  std::vector<double> c_bytes;
+  for (const auto& [key, count] : plan_.classes) {
+    c_intra.push_back(std::get<0>(key));
+    c_kind.push_back(std::get<1>(key));
+    c_bytes.push_back(std::get<2>(key));
+    c_protocol.push_back(std::get<3>(key));
+    c_messages.push_back(count);
+  }
+  results.add_table("classes",
+                    "messages per iteration by class: intra (0 inter-node, 1 intra-node), kind (1 face, 2 edge, "
+                    "3 corner), size, protocol (0 eager, 1 rendezvous, 2 single copy, 3 pipelined)")
+      .add_column("intra", "", c_intra)
+      .add_column("kind", "", c_kind)
+      .add_column("bytes", "B", c_bytes)
+      .add_column("protocol", "", c_protocol)
+      .add_column("messages", "", c_messages);
 }
 
 } // namespace halo

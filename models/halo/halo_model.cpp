@@ -74,6 +74,18 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
   s.protocols.inter_eager_limit = p.get_double("inter_eager_limit");
   s.protocols.intra_eager_limit = p.get_double("intra_eager_limit");
   s.protocols.single_copy_startup = p.get_double("single_copy_startup");
+  s.protocols.inter_large =
+      p.get_string("inter_large_protocol") == "pipelined" ? halo::Protocol::Pipelined : halo::Protocol::Rendezvous;
+  s.protocols.chunk_size = p.get_double("pipeline_chunk");
+  s.protocols.nic_dma = p.get_bool("nic_dma");
+  s.protocols.dynamic_margin = p.get_double("dynamic_margin");
+  s.protocols.network_first = p.get_string("send_order") == "network_first";
+  s.policy = p.get_string("policy") == "dynamic" ? halo::Policy::Dynamic : halo::Policy::Static;
+  s.mode = p.get_string("mode") == "smpi" ? halo::Mode::Smpi : halo::Mode::Detailed;
+  s.granularity = p.get_string("granularity") == "node" ? halo::Granularity::Node : halo::Granularity::Rank;
+  if (s.mode == halo::Mode::Smpi && s.granularity == halo::Granularity::Node)
+    throw ctx.param_error("granularity", "parameter 'granularity' = 'node' cannot be used with mode 'smpi' "
+                                         "(SMPI sends every message on its own); expected 'rank'");
 
   // Placement: `ranks_per_node` ranks on each matching host, block or round robin.
   std::regex re;
@@ -153,7 +165,28 @@ simcore::ModelInfo make_info()
               ParamSpec::quantity("single_copy_startup", ParamType::Time, "2us",
                                   "set-up cost of a kernel-assisted single copy (CMA/XPMEM)")
                   .at_least(0),
-              ParamSpec::choice("policy", {"static"}, "static", "protocol choice: static thresholds"),
+              ParamSpec::quantity("pipeline_chunk", ParamType::Size, "128KiB",
+                                  "chunk of a pipelined transfer (Open MPI btl_tcp_max_send_size)")
+                  .at_least(1),
+              ParamSpec::choice("inter_large_protocol", {"rendezvous", "pipelined"}, "rendezvous",
+                                "static policy, inter-node messages above the eager limit: rendezvous "
+                                "(zero copy, RDMA-like) or pipelined (chunks copied out as they arrive)"),
+              ParamSpec::boolean("nic_dma", true, "inter-node data also crosses both nodes' memory buses"),
+              ParamSpec::choice("policy", {"static", "dynamic"}, "static",
+                                "protocol choice: static thresholds, or per transfer the lowest predicted "
+                                "completion given the memory bus and NIC load"),
+              ParamSpec::real("dynamic_margin", 0.5,
+                               "dynamic policy: least predicted gain (fraction) for leaving the static choice")
+                  .within(0, 0.99),
+              ParamSpec::choice("send_order", {"neighbour", "network_first"}, "neighbour",
+                                "neighbour: MPI_Isend in neighbour order, intra-node eager copies inline; "
+                                "network_first: every network send is posted before those copies"),
+              ParamSpec::choice("mode", {"detailed", "smpi"}, "detailed",
+                                "detailed: protocols and memory buses; smpi: what SMPI simulates for the "
+                                "same MPI program (one transfer per message, intra-node over the loopback)"),
+              ParamSpec::choice("granularity", {"rank", "node"}, "rank",
+                                "rank: one actor per rank; node: one per node, traffic aggregated per node "
+                                "pair and protocol (fast, for thousands of ranks)"),
           },
           [] { return std::make_unique<HaloModel>(); }};
 }

@@ -12,13 +12,13 @@ L, B, M = 20e-6, 1e9, 10e9  # route latency and bandwidth; memory bus
 CTRL = 64
 
 
-def scenario(tmp_path, **params):
+def scenario(tmp_path, latency_factor=1, **params):
     p = dict(ranks=2, procs="2,1,1", local_cells="1,10,10", periodic="false", variables=1, iterations=1,
              flops_per_cell=0, ranks_per_node=1, memory_bandwidth="10GBps")
     p.update(params)
     lines = ['<?xml version="1.0"?>', '<scenario model="halo" seed="1">', '  <platform file="%s"/>' % TWO_NODES]
     lines += ['  <param name="%s" value="%s"/>' % (k, v) for k, v in p.items()]
-    lines += ['  <config name="network/latency-factor" value="1"/>',
+    lines += ['  <config name="network/latency-factor" value="%s"/>' % latency_factor,
               '  <config name="network/bandwidth-factor" value="1"/>',
               '  <config name="network/crosstraffic" value="0"/>', "</scenario>"]
     path = tmp_path / ("s%d.xml" % len(list(tmp_path.glob("s*.xml"))))
@@ -27,21 +27,43 @@ def scenario(tmp_path, **params):
 
 
 def test_two_nodes_one_face_eager(tmp_path):
-    res = scenario(tmp_path).run()  # a 1 x 10 x 10 face of doubles: 800 B
+    res = scenario(tmp_path, nic_dma="false").run()  # a 1 x 10 x 10 face of doubles: 800 B
     assert res.metrics["inter_eager_messages"] == 2
-    assert res.metrics["makespan"] == pytest.approx(L + 800 / B, rel=1e-12)
+    # The data crosses the network, then the receiver copies it out of the receive buffer.
+    assert res.metrics["makespan"] == pytest.approx(L + 800 / B + 800 / M, rel=1e-12)
 
 
 def test_two_nodes_one_face_rendezvous(tmp_path):
-    res = scenario(tmp_path, local_cells="1,100,100").run()  # 80,000 B > 64 KiB
+    res = scenario(tmp_path, local_cells="1,100,100", nic_dma="false").run()  # 80,000 B > 64 KiB
     assert res.metrics["inter_rendezvous_messages"] == 2
-    # Request, answer, then the data: three latencies.
+    # Request, answer, then the data straight into the user buffer: three latencies, no copy.
     assert res.metrics["makespan"] == pytest.approx(3 * L + (2 * CTRL + 80000) / B, rel=1e-12)
 
 
+def test_two_nodes_one_face_pipelined(tmp_path):
+    res = scenario(tmp_path, local_cells="1,100,100", nic_dma="false", inter_large_protocol="pipelined",
+                   pipeline_chunk="16000B").run()
+    assert res.metrics["inter_pipelined_messages"] == 2
+    # Handshake, the first chunk, then the rest while the first 64,000 B are copied out (the
+    # network is slower than the bus), then the last chunk's copy.
+    c, S = 16000, 80000
+    expected = 2 * (L + CTRL / B) + (L + c / B) + max(L + (S - c) / B, (S - c) / M) + c / M
+    assert res.metrics["makespan"] == pytest.approx(expected, rel=1e-12)
+    # Only the last chunk's copy is left on the path, not the whole message's.
+    assert expected == pytest.approx(4 * L + (2 * CTRL + S) / B + c / M, rel=1e-12)
+
+
+def test_nic_transfers_load_the_memory_bus(tmp_path):
+    eager = scenario(tmp_path).run()
+    # The receiving NIC's write into memory and the copy-out share the bus.
+    assert eager.metrics["makespan"] == pytest.approx(L + 800 / B + 2 * 800 / M, rel=1e-12)
+    rendezvous = scenario(tmp_path, local_cells="1,100,100").run()
+    assert rendezvous.metrics["makespan"] == pytest.approx(3 * L + (2 * CTRL + 80000) / B + 80000 / M, rel=1e-12)
+
+
 def test_eager_limit_is_a_parameter(tmp_path):
-    res = scenario(tmp_path, local_cells="1,100,100", inter_eager_limit="100kB").run()
-    assert res.metrics["makespan"] == pytest.approx(L + 80000 / B, rel=1e-12)
+    res = scenario(tmp_path, local_cells="1,100,100", inter_eager_limit="100kB", nic_dma="false").run()
+    assert res.metrics["makespan"] == pytest.approx(L + 80000 / B + 80000 / M, rel=1e-12)
 
 
 def test_one_node_single_copy_shares_the_memory_bus(tmp_path):
@@ -62,7 +84,7 @@ def test_one_node_eager_copies_in_and_out(tmp_path):
 
 def test_iterations_add_compute_and_exchange(tmp_path):
     res = scenario(tmp_path, iterations=3, flops_per_cell=1000).run()
-    per_iteration = 100 * 1000 / 1e9 + L + 800 / B
+    per_iteration = 100 * 1000 / 1e9 + L + 800 / B + 2 * 800 / M
     assert res.metrics["makespan"] == pytest.approx(3 * per_iteration, rel=1e-12)
     assert list(res.series["iterations"]["end"]) == pytest.approx([per_iteration * k for k in (1, 2, 3)], rel=1e-12)
 
@@ -80,6 +102,50 @@ def test_overlap_is_never_slower(tmp_path):
     assert overlapped.metrics["makespan"] < plain.metrics["makespan"]
 
 
+def test_dynamic_takes_eager_where_latency_dominates(tmp_path):
+    # Ten times the latency: a rendezvous costs two more (400 us), an eager copy-out 8 us.
+    slow = dict(local_cells="1,100,100", nic_dma="false")
+    static = scenario(tmp_path, **slow, latency_factor=10).run()
+    dynamic = scenario(tmp_path, **slow, latency_factor=10, policy="dynamic").run()
+    assert static.metrics["inter_rendezvous_messages"] == 2
+    assert dynamic.metrics["inter_eager_messages"] == 2
+    assert static.metrics["makespan"] == pytest.approx(30 * L + (2 * CTRL + 80000) / B, rel=1e-12)
+    assert dynamic.metrics["makespan"] == pytest.approx(10 * L + 80000 / B + 80000 / M, rel=1e-12)
+
+
+def test_dynamic_keeps_static_choices_without_a_clear_gain(tmp_path):
+    static = scenario(tmp_path, local_cells="1,100,100").run()
+    dynamic = scenario(tmp_path, local_cells="1,100,100", policy="dynamic").run()
+    assert dynamic.metrics["inter_rendezvous_messages"] == 2
+    assert dynamic.metrics["makespan"] == static.metrics["makespan"]
+
+
+def test_node_granularity_matches_rank_granularity_on_a_symmetric_case(tmp_path):
+    common = dict(ranks=8, procs="2,2,2", local_cells="20,20,20", ranks_per_node=4, iterations=2)
+    rank = scenario(tmp_path, **common).run()
+    node = scenario(tmp_path, **common, granularity="node").run()
+    for key in ("messages_per_iteration", "intra_bytes_per_iteration", "inter_bytes_per_iteration"):
+        assert node.metrics[key] == rank.metrics[key]
+    # Aggregated traffic is not exact: ranks of a node no longer drift apart (here 5 %).
+    assert node.metrics["makespan"] == pytest.approx(rank.metrics["makespan"], rel=0.1)
+
+
+def test_smpi_mode_is_one_transfer_per_message(tmp_path):
+    # SMPI's view: the 800 B face is one transfer, no protocol steps and no memory bus.
+    res = scenario(tmp_path, mode="smpi").run()
+    assert res.metrics["makespan"] == pytest.approx(L + 800 / B, rel=1e-12)
+    big = scenario(tmp_path, mode="smpi", local_cells="1,100,100").run()
+    assert big.metrics["makespan"] == pytest.approx(L + 80000 / B, rel=1e-12)
+
+
+def test_classes_table_names_the_protocol_per_class(tmp_path):
+    res = scenario(tmp_path, ranks=4, procs="4,1,1", local_cells="1,100,100", ranks_per_node=2).run()
+    rows = res.table("classes")
+    got = {(int(r["intra"]), int(r["kind"]), float(r["bytes"]), int(r["protocol"])): int(r["messages"]) for r in rows}
+    # Ranks 0-1 on one node, 2-3 on the other: faces 0-1 and 2-3 intra (single copy), 1-2 inter (rendezvous).
+    assert got == {(1, 1, 80000.0, 2): 4, (0, 1, 80000.0, 1): 2}
+
+
 @pytest.mark.parametrize("params, message", [
     (dict(procs="2,2,1"), "the process grid 2,2,1 holds 4 ranks but 'ranks' = 2; expected px x py x pz = ranks"),
     (dict(procs="2,1"), "parameter 'procs' has 2 values; expected 3"),
@@ -88,6 +154,7 @@ def test_overlap_is_never_slower(tmp_path):
     (dict(halo_width=2), "fewer than the halo width 2"),
     (dict(ranks=3, procs="3,1,1"), "needs 3 nodes at 1 ranks per node, but only 2 hosts match"),
     (dict(element_size="0B"), "is out of range"),
+    (dict(mode="smpi", granularity="node"), "parameter 'granularity' = 'node' cannot be used with mode 'smpi'"),
 ])
 def test_bad_input_names_the_parameter(tmp_path, params, message):
     with pytest.raises(simcore.InputError) as e:

@@ -1,0 +1,175 @@
+#include "transfer_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+namespace halo {
+
+namespace {
+
+struct RankMessage {
+  std::int64_t from, to;
+  double bytes;          ///< of each message
+  std::int64_t parts;    ///< messages (variables when unbundled)
+  bool intra;
+  Protocol protocol;
+  int kind; ///< offset dimensions: 1 face, 2 edge, 3 corner
+};
+
+std::vector<RankMessage> rank_messages(const Setup& s)
+{
+  std::vector<RankMessage> out;
+  const std::int64_t parts = s.bundled ? 1 : s.spec.variables;
+  for (std::int64_t r = 0; r < s.grid.ranks(); r++)
+    for (const auto& n : neighbours(s.grid, s.spec, r)) {
+      const bool intra = s.host_of_rank[r] == s.host_of_rank[n.rank];
+      const double bytes = static_cast<double>(n.bytes) / static_cast<double>(parts);
+      out.push_back({r, n.rank, bytes, parts, intra, static_protocol(bytes, intra, s.protocols), static_cast<int>(n.kind)});
+    }
+  return out;
+}
+
+/** Memory-bus bytes a message adds to its receiving node under protocol `p`, beyond what
+ *  every protocol moves (the NIC's transfers). */
+double copy_bytes(Protocol p, double bytes, bool intra)
+{
+  if (intra)
+    return p == Protocol::Eager ? 2 * bytes : bytes;
+  return p == Protocol::Rendezvous ? 0 : bytes;
+}
+
+/** The dynamic policy: each message gets the protocol with the lowest predicted completion
+ *  given the load of its NICs and of the receiving node's memory bus, counted from the
+ *  choices made so far (starting from the static ones). */
+void choose_dynamic(const Setup& s, const RouteFunction& route, std::vector<RankMessage>& msgs)
+{
+  std::map<simgrid::s4u::Host*, double> nic_out, nic_in, bus_bytes, ranks_on;
+  for (auto* h : s.host_of_rank)
+    ranks_on[h] += 1;
+  for (const auto& m : msgs) {
+    auto* a = s.host_of_rank[m.from];
+    auto* b = s.host_of_rank[m.to];
+    const double total = m.bytes * static_cast<double>(m.parts);
+    if (!m.intra) {
+      nic_out[a] += total;
+      nic_in[b] += total;
+      if (s.protocols.nic_dma) {
+        bus_bytes[a] += total;
+        bus_bytes[b] += total;
+      }
+    }
+    bus_bytes[b] += copy_bytes(m.protocol, total, m.intra);
+  }
+  std::map<std::tuple<simgrid::s4u::Host*, simgrid::s4u::Host*, double>, RouteView> routes;
+  for (auto& m : msgs) {
+    auto* a = s.host_of_rank[m.from];
+    auto* b = s.host_of_rank[m.to];
+    const double total = m.bytes * static_cast<double>(m.parts);
+    bus_bytes[b] -= copy_bytes(m.protocol, total, m.intra);
+    TransferOutlook t;
+    t.bytes = m.bytes;
+    t.intra = m.intra;
+    t.memory_bandwidth = s.memory_bandwidth;
+    t.bus_seconds = bus_bytes[b] / s.memory_bandwidth;
+    t.bus_users = ranks_on[b];
+    if (!m.intra) {
+      const auto key = std::make_tuple(a, b, m.bytes);
+      auto it = routes.find(key);
+      if (it == routes.end())
+        it = routes.emplace(key, route(a, b, m.bytes)).first;
+      t.latency = it->second.latency;
+      t.bandwidth = it->second.bandwidth;
+      t.nic_seconds = std::max(nic_out[a], nic_in[b]) / t.bandwidth;
+    }
+    m.protocol = dynamic_protocol(t, s.protocols);
+    bus_bytes[b] += copy_bytes(m.protocol, total, m.intra);
+  }
+}
+
+} // namespace
+
+Plan make_plan(const Setup& s, const RouteFunction& route)
+{
+  auto msgs = rank_messages(s);
+  if (s.policy == Policy::Dynamic && s.mode == Mode::Detailed)
+    choose_dynamic(s, route, msgs);
+
+  Plan plan;
+  const std::int64_t ranks = s.grid.ranks();
+  std::vector<std::int64_t> agent_of_rank(static_cast<std::size_t>(ranks));
+  if (s.granularity == Granularity::Node) {
+    std::map<simgrid::s4u::Host*, std::int64_t> index;
+    for (std::int64_t r = 0; r < ranks; r++) {
+      auto* h = s.host_of_rank[r];
+      auto it = index.find(h);
+      if (it == index.end()) {
+        it = index.emplace(h, static_cast<std::int64_t>(plan.host.size())).first;
+        plan.host.push_back(h);
+        plan.ranks.emplace_back();
+      }
+      agent_of_rank[r] = it->second;
+      plan.ranks[it->second].push_back(r);
+    }
+  } else {
+    for (std::int64_t r = 0; r < ranks; r++) {
+      agent_of_rank[r] = r;
+      plan.host.push_back(s.host_of_rank[r]);
+      plan.ranks.push_back({r});
+    }
+  }
+
+  // Work per agent: a node's ranks run on its cores, as many rounds as they need.
+  const auto agents = plan.host.size();
+  plan.flops.assign(agents, 0);
+  plan.interior_flops.assign(agents, 0);
+  for (std::size_t a = 0; a < agents; a++) {
+    const double rounds = std::ceil(static_cast<double>(plan.ranks[a].size()) /
+                                    static_cast<double>(plan.host[a]->get_core_count()));
+    for (std::int64_t r : plan.ranks[a]) {
+      const Ext ext = s.grid.local_extent(r);
+      double inner = 1;
+      for (int d = 0; d < 3; d++)
+        inner *= static_cast<double>(std::max<std::int64_t>(ext[d] - 2 * s.spec.width, 0));
+      const double cells = static_cast<double>(ext[0] * ext[1] * ext[2]);
+      plan.flops[a] = std::max(plan.flops[a], cells * s.flops_per_cell * (plan.ranks[a].size() > 1 ? rounds : 1));
+      plan.interior_flops[a] =
+          std::max(plan.interior_flops[a], inner * s.flops_per_cell * (plan.ranks[a].size() > 1 ? rounds : 1));
+    }
+  }
+
+  // Transfers: one per message at rank granularity, one per (node pair, protocol) at node
+  // granularity, kept in the order their first message has (the neighbour order).
+  std::map<std::tuple<std::int64_t, std::int64_t, int>, std::size_t> merged;
+  for (const auto& m : msgs) {
+    plan.messages_by[m.intra ? 1 : 0][static_cast<int>(m.protocol)] += m.parts;
+    plan.bytes_by[m.intra ? 1 : 0] += m.bytes * static_cast<double>(m.parts);
+    plan.classes[{m.intra ? 1 : 0, m.kind, m.bytes, static_cast<int>(m.protocol)}] += m.parts;
+    const std::int64_t from = agent_of_rank[m.from], to = agent_of_rank[m.to];
+    std::size_t ti = plan.transfers.size();
+    if (s.granularity == Granularity::Node) {
+      const auto key = std::make_tuple(from, to, static_cast<int>(m.protocol));
+      auto it = merged.find(key);
+      if (it != merged.end())
+        ti = it->second;
+      else
+        merged.emplace(key, ti);
+    }
+    if (ti == plan.transfers.size())
+      plan.transfers.push_back({from, to, m.intra, m.protocol, 0, 0, std::min(s.protocols.chunk_size, m.bytes)});
+    Transfer& t = plan.transfers[ti];
+    t.total += m.bytes * static_cast<double>(m.parts);
+    t.messages += m.parts;
+    t.first_chunk = std::min(t.first_chunk, std::min(s.protocols.chunk_size, m.bytes));
+  }
+  plan.out.assign(agents, {});
+  plan.in.assign(agents, {});
+  for (std::size_t i = 0; i < plan.transfers.size(); i++) {
+    plan.out[plan.transfers[i].from].push_back(i);
+    plan.in[plan.transfers[i].to].push_back(i);
+  }
+  return plan;
+}
+
+} // namespace halo

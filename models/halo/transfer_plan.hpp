@@ -1,0 +1,70 @@
+/* What moves in one iteration: the agents that move it (ranks, or nodes carrying their ranks'
+ * traffic), and the transfers between them with the protocol the policy picked. */
+#pragma once
+
+#include "halo_geometry.hpp"
+#include "protocol.hpp"
+
+#include <simgrid/s4u/Host.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <tuple>
+#include <vector>
+
+namespace halo {
+
+struct Setup {
+  Grid grid;
+  HaloSpec spec;
+  bool bundled = true;          ///< one message per neighbour, else one per variable
+  std::int64_t iterations = 1;
+  double flops_per_cell = 0;    ///< per cell and iteration
+  bool overlap = false;         ///< interior computation overlaps the exchange
+  double memory_bandwidth = 0;  ///< B/s of a node's memory bus, shared by its copies
+  Protocols protocols;
+  Policy policy = Policy::Static;
+  Mode mode = Mode::Detailed;
+  Granularity granularity = Granularity::Rank;
+  std::vector<simgrid::s4u::Host*> host_of_rank;
+};
+
+/** One transfer of an iteration: a message (or, unbundled, the messages of all variables:
+ *  they start together on one route and share it, so they travel as one flow of their total),
+ *  or at node granularity all the messages of one protocol from one node to another. */
+struct Transfer {
+  std::int64_t from, to;        ///< agents
+  bool intra;                   ///< both ends on one node
+  Protocol protocol;
+  double total = 0;             ///< bytes of all its messages
+  std::int64_t messages = 0;    ///< MPI messages it stands for
+  double first_chunk = 0;       ///< pipelined: bytes of the first chunk
+};
+
+/** The route between two hosts as the network model sees a message of `bytes`. */
+struct RouteView {
+  double latency;   ///< s, factors applied
+  double bandwidth; ///< B/s of the bottleneck link, factors applied
+};
+using RouteFunction = std::function<RouteView(simgrid::s4u::Host*, simgrid::s4u::Host*, double bytes)>;
+
+struct Plan {
+  std::vector<simgrid::s4u::Host*> host;        ///< per agent
+  std::vector<std::vector<std::int64_t>> ranks; ///< per agent, the ranks it stands for
+  std::vector<double> flops;                    ///< per agent and iteration (on one core)
+  std::vector<double> interior_flops;           ///< of that, what needs no halo
+  std::vector<Transfer> transfers;
+  std::vector<std::vector<std::size_t>> out, in; ///< transfer indices per agent, in neighbour order
+  /** MPI messages per iteration by channel (0 inter, 1 intra) and protocol. */
+  std::int64_t messages_by[2][kProtocols] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+  double bytes_by[2] = {0, 0}; ///< per iteration, inter and intra
+  /** Messages per iteration by class: (intra, kind 1 face/2 edge/3 corner, bytes, protocol). */
+  std::map<std::tuple<int, int, double, int>, std::int64_t> classes;
+};
+
+/** Builds the plan of `setup`: neighbours, protocol per message (static thresholds, or the
+ *  dynamic prediction with loads counted from the static choice), then the agents. */
+Plan make_plan(const Setup& setup, const RouteFunction& route);
+
+} // namespace halo

@@ -1,0 +1,101 @@
+#!/usr/bin/python3
+"""Cross-validation of the halo model against SMPI.
+
+Each case runs the MPI halo program (models/halo/mpi/halo_mpi.cpp, built with smpicxx) under
+smpirun, and the halo model in its SMPI-equivalent mode (`mode=smpi`, SMPI's network model,
+the same platform, decomposition and placement), and compares the communication time per
+iteration (max over ranks, mean over iterations). Also reports the detailed model (static
+protocols, memory buses) next to them, to show where it departs from SMPI.
+
+    compare_smpi.py [--small] [--build BUILD_DIR]    prints a Markdown table
+"""
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+# (platform, host prefix, ranks, ranks per node, local cells, variables, stencil)
+CASES = [
+    ("small_cluster.xml", "c-", 8, 1, 32, 5, 7),
+    ("small_cluster.xml", "c-", 8, 4, 32, 5, 7),
+    ("small_cluster.xml", "c-", 8, 8, 32, 5, 27),
+    ("small_cluster.xml", "c-", 16, 1, 10, 40, 27),
+    ("small_cluster.xml", "c-", 16, 2, 64, 5, 7),
+    ("small_cluster.xml", "c-", 64, 4, 20, 5, 27),
+    ("small_cluster.xml", "c-", 128, 8, 50, 5, 7),
+    ("fat_tree.xml", "ft-", 64, 1, 100, 5, 7),
+    ("fat_tree.xml", "ft-", 216, 8, 32, 5, 27),
+    ("fat_tree.xml", "ft-", 512, 8, 100, 5, 7),
+    ("fat_tree.xml", "ft-", 512, 32, 20, 40, 27),
+]
+SMALL = [c for c in CASES if c[2] <= 16]
+
+
+def smpi_time(build, platform, hosts, ranks, per_node, local, variables, stencil, iterations):
+    with tempfile.TemporaryDirectory() as tmp:
+        hostfile = pathlib.Path(tmp) / "hosts"
+        hostfile.write_text("".join(f"{hosts}{r // per_node}\n" for r in range(ranks)))
+        cmd = ["smpirun", "-np", str(ranks), "-platform", str(ROOT / "platforms" / platform), "-hostfile",
+               str(hostfile), "--cfg=smpi/simulate-computation:no", "--log=root.thres:critical",
+               str(build / "bin" / "halo_mpi_smpi"), "--local", f"{local},{local},{local}", "--variables",
+               str(variables), "--stencil", str(stencil), "--iterations", str(iterations), "--warmup", "2"]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=tmp).stdout
+    return json.loads(out.strip().splitlines()[-1])["communication_time_max"]
+
+
+def model_time(build, platform, hosts, ranks, per_node, local, variables, stencil, iterations, smpi_mode):
+    with tempfile.TemporaryDirectory() as tmp:
+        scenario = pathlib.Path(tmp) / "s.xml"
+        params = dict(ranks=ranks, local_cells=f"{local},{local},{local}", variables=variables,
+                      stencil=f"{stencil}-point", iterations=iterations, flops_per_cell=0, ranks_per_node=per_node,
+                      hosts=f"{hosts}.*")
+        if smpi_mode:
+            params["mode"] = "smpi"
+        lines = ['<?xml version="1.0"?>', '<scenario model="halo" seed="1">',
+                 f'  <platform file="{ROOT / "platforms" / platform}"/>']
+        lines += [f'  <param name="{k}" value="{v}"/>' for k, v in params.items()]
+        if smpi_mode:  # what smpirun sets
+            lines += ['  <config name="network/model" value="SMPI"/>',
+                      '  <config name="surf/precision" value="1e-9"/>']
+        lines.append("</scenario>")
+        scenario.write_text("\n".join(lines) + "\n")
+        out = subprocess.run([str(build / "bin" / "simcore"), "run", str(scenario), "--quiet", "--json", "--out",
+                              str(pathlib.Path(tmp) / "out")], capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["metrics"]["communication_time_max"]
+
+
+def compare(case, build, iterations=3):
+    smpi = smpi_time(build, *case, iterations)
+    equivalent = model_time(build, *case, iterations, True)
+    detailed = model_time(build, *case, iterations, False)
+    return smpi, equivalent, detailed
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--small", action="store_true", help="only the cases of up to 16 ranks")
+    ap.add_argument("--build", default=os.environ.get("SIMCORE_BUILD_DIR", str(ROOT / "build")))
+    args = ap.parse_args()
+    build = pathlib.Path(args.build)
+    print("| platform | ranks | per node | cells/rank | vars | stencil | SMPI (us) | model, smpi mode (us) | error |"
+          " detailed model (us) | detailed / SMPI |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    worst = 0.0
+    for case in SMALL if args.small else CASES:
+        smpi, eq, det = compare(case, build)
+        err = abs(eq - smpi) / smpi
+        worst = max(worst, err)
+        p, _, ranks, per, local, var, st = case
+        print(f"| {p} | {ranks} | {per} | {local}^3 | {var} | {st} | {smpi * 1e6:.2f} | {eq * 1e6:.2f} |"
+              f" {100 * err:.2f} % | {det * 1e6:.2f} | {det / smpi:.2f} |", flush=True)
+    print(f"\nworst error of the smpi mode: {100 * worst:.2f} %")
+    return 0 if worst <= 0.05 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
