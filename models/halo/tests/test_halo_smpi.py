@@ -36,3 +36,21 @@ def test_mpi_program_refuses_a_grid_that_does_not_match(tmp_path):
                          capture_output=True, text=True, cwd=tmp_path)
     assert res.returncode != 0
     assert "the process grid holds 4 ranks, not 2" in res.stderr + res.stdout
+
+
+NATIVE = BUILD / "bin" / "halo_mpi"
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None or not NATIVE.exists(), reason="no native MPI build (mpicxx)")
+def test_native_mpi_program_runs_with_the_model_decomposition():
+    import json
+    import subprocess
+
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    res = subprocess.run(["mpirun", "--oversubscribe", "-np", "4", str(NATIVE), "--local", "8,8,8", "--iterations",
+                          "3", "--stencil", "27"], capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["ranks"] == 4 and out["procs"] == [2, 2, 1]  # MPI_Dims_create, as the model's balanced grid
+    assert len(out["per_iteration_max"]) == 3
+    assert 0 < out["communication_time_mean"] <= out["communication_time_max"]
