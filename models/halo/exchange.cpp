@@ -79,6 +79,7 @@ void Exchange::start(simcore::SimContext& ctx)
   comm_time_.assign(agents, 0);
   end_.assign(agents, 0);
   iteration_end_.assign(static_cast<std::size_t>(s_.iterations), 0);
+  iteration_comm_max_.assign(static_cast<std::size_t>(s_.iterations), 0);
   copier_go_.assign(agents, nullptr);
   copier_done_.assign(agents, nullptr);
   for (std::size_t a = 0; a < agents; a++) {
@@ -109,7 +110,9 @@ void Exchange::run_agent(std::size_t a)
       exchange_smpi(a);
     else
       exchange_detailed(a);
-    comm_time_[a] += sg4::Engine::get_clock() - c0;
+    const double spent = sg4::Engine::get_clock() - c0;
+    comm_time_[a] += spent;
+    iteration_comm_max_[it] = std::max(iteration_comm_max_[it], spent);
     if (inner) {
       inner->wait();
       sg4::this_actor::execute(flops - interior); // the boundary cells, once the halo is in
@@ -341,6 +344,7 @@ void Exchange::report(simcore::Results& results) const
   results.set_metric("inter_bytes_per_iteration", plan_.bytes_by[0], "B");
   results.set_metric("communication_time_mean", comm.mean() / its, "s");
   results.set_metric("communication_time_max", comm.max() / its, "s");
+  results.set_metric("communication_time_slowest", simcore::stats_of(iteration_comm_max_).mean(), "s");
   results.set_metric("critical_rank", static_cast<std::int64_t>(slowest));
   results.set_metric("compute_time_mean", simcore::stats_of(rank_compute).mean() / its, "s");
   const char* kinds[2] = {"inter", "intra"};
@@ -356,10 +360,12 @@ void Exchange::report(simcore::Results& results) const
   std::vector<double> durations(iteration_end_.size());
   for (std::size_t i = 0; i < durations.size(); i++)
     durations[i] = iteration_end_[i] - (i > 0 ? iteration_end_[i - 1] : 0);
-  results.add_table("iterations", "when the last rank finished each iteration, and the time since the previous one")
+  results.add_table("iterations", "when the last rank finished each iteration, the time since the previous one, "
+                                  "and the slowest rank's time in that iteration's exchange")
       .add_column("iteration", "", iterations)
       .add_column("end", "s", iteration_end_)
-      .add_column("duration", "s", durations);
+      .add_column("duration", "s", durations)
+      .add_column("communication_max", "s", iteration_comm_max_);
   results.add_table("ranks", "per rank: node, time in the exchange, time computing, end (all iterations)")
       .add_column("rank", "", rank_ids)
       .add_column("node", "", rank_node)

@@ -44,6 +44,7 @@ private:
   std::map<simgrid::s4u::Host*, simgrid::s4u::Disk*> bus_;
   std::vector<double> comm_time_, end_; ///< per agent
   std::vector<double> iteration_end_;   ///< per iteration: when the last agent finished it
+  std::vector<double> iteration_comm_max_; ///< per iteration: the longest exchange of an agent
 };
 
 } // namespace halo

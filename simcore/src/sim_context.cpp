@@ -1,4 +1,5 @@
 #include "simcore/sim_context.hpp"
+#include "simcore/natural_order.hpp"
 #include "simcore/error.hpp"
 #include "simcore/scenario.hpp"
 
@@ -34,7 +35,7 @@ simgrid::s4u::ActorPtr SimContext::create_actor(const std::string& name, simgrid
 std::vector<simgrid::s4u::Host*> SimContext::hosts_sorted() const
 {
   auto hosts = engine_.get_all_hosts();
-  std::sort(hosts.begin(), hosts.end(), [](auto a, auto b) { return a->get_name() < b->get_name(); });
+  std::sort(hosts.begin(), hosts.end(), [](auto a, auto b) { return natural_less(a->get_name(), b->get_name()); });
   return hosts;
 }
 

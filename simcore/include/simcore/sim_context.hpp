@@ -41,7 +41,9 @@ public:
   /** The first exception an actor of create_actor() threw, or nullptr. */
   std::exception_ptr actor_failure() const { return failure_; }
 
-  /** All hosts, sorted by name (SimGrid's own order is not guaranteed stable). */
+  /** All hosts, sorted by name in natural order: digit runs compare as numbers, so node-2
+   *  comes before node-10 (as in a Slurm node list and in an SMPI host file written by
+   *  index). SimGrid's own order is not guaranteed stable. */
   std::vector<simgrid::s4u::Host*> hosts_sorted() const;
   /** An InputError about a parameter, located where its value came from ("file:line",
    *  "--set name=value", or "default"), for checks a model makes against the platform. */
