@@ -161,3 +161,12 @@ def test_bad_input_names_the_parameter(tmp_path, params, message):
         scenario(tmp_path, **params).run()
     assert message in str(e.value)
     assert str(e.value).startswith(str(tmp_path))
+
+
+@pytest.mark.parametrize("params", [dict(), dict(policy="dynamic", granularity="node"), dict(mode="smpi")])
+def test_reruns_are_bit_identical(tmp_path, params):
+    common = dict(ranks=8, procs="2,2,2", local_cells="20,20,20", ranks_per_node=4, iterations=3, **params)
+    first = scenario(tmp_path, **common).run(out=tmp_path / "a")
+    second = scenario(tmp_path, **common).run(out=tmp_path / "b")
+    assert (tmp_path / "a" / "trace.h5").read_bytes() == (tmp_path / "b" / "trace.h5").read_bytes()
+    assert first.metrics == second.metrics
