@@ -1,0 +1,133 @@
+#include "scheduler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace batch {
+
+Scheduler::Scheduler(Cluster& cluster, SchedulerConfig config, Priority& priority, RuntimePredictor& predictor,
+                     StartFunction on_start)
+    : cluster_(cluster), c_(config), priority_(priority), predictor_(predictor), on_start_(std::move(on_start))
+{
+}
+
+void Scheduler::submit(Job& job)
+{
+  job.predicted_runtime = predictor_.predict(job);
+  if (priority_.multifactor())
+    priority_.fairshare().add_user(job.user);
+  queue_.push_back(&job);
+}
+
+void Scheduler::finish(Job& job, double now)
+{
+  running_.erase(std::find(running_.begin(), running_.end(), &job));
+  predictor_.finished(job);
+  if (priority_.multifactor())
+    priority_.fairshare().charge(job.user, static_cast<double>(job.cores) * job.runtime, now);
+}
+
+void Scheduler::order_queue(double now)
+{
+  if (priority_.multifactor())
+    for (Job* j : queue_)
+      j->priority = priority_.of(*j, now);
+  else
+    for (Job* j : queue_)
+      j->priority = -j->submit;
+  std::stable_sort(queue_.begin(), queue_.end(), [](const Job* a, const Job* b) {
+    if (a->priority != b->priority)
+      return a->priority > b->priority;
+    if (a->submit != b->submit)
+      return a->submit < b->submit;
+    return a->id < b->id;
+  });
+}
+
+void Scheduler::start(Job& job, double now)
+{
+  job.start = now;
+  job.end = now + job.runtime;
+  running_.push_back(&job);
+  on_start_(job);
+}
+
+void Scheduler::main_pass(double now)
+{
+  order_queue(now);
+  std::size_t started = 0;
+  for (Job* j : queue_) {
+    if (j->slots > cluster_.free_slots())
+      break; // the highest-priority job that does not fit blocks the ones after it
+    start(*j, now);
+    started++;
+  }
+  queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(started));
+}
+
+double Scheduler::round_up(double d) const
+{
+  if (c_.bf_resolution <= 0)
+    return d;
+  return std::ceil(d / c_.bf_resolution) * c_.bf_resolution;
+}
+
+void Scheduler::backfill_pass(double now)
+{
+  if (c_.backfill == Backfill::None || queue_.empty())
+    return;
+  order_queue(now);
+  const double horizon = now + c_.bf_window;
+  AvailabilityProfile profile(now, cluster_.free_slots());
+  for (Job* r : running_) {
+    double predicted_end = r->start + r->predicted_runtime;
+    if (predicted_end <= now) { // outlived its prediction (EASY++): extend it
+      r->predicted_runtime = std::max(r->predicted_runtime, predictor_.correct(*r));
+      predicted_end = std::max(r->start + r->predicted_runtime, now + c_.bf_resolution);
+    }
+    profile.occupy(now, std::min(now + round_up(predicted_end - now), horizon), r->slots);
+  }
+  std::size_t first = c_.bf_continue && resume_at_ < queue_.size() ? resume_at_ : 0;
+  std::int64_t tested = 0;
+  bool reserved = false, blocked_before = false;
+  std::vector<Job*> started;
+  std::size_t i = first;
+  for (; i < queue_.size(); i++) {
+    if (tested >= c_.bf_max_job_test)
+      break;
+    tested++;
+    Job& j = *queue_[i];
+    // The plan only looks bf_window ahead: a job fits if it fits until the window's end.
+    const double need = std::min(round_up(j.predicted_runtime), horizon - now);
+    const double t = profile.earliest_start(j.slots, need);
+    const bool in_window = t < horizon;
+    if (std::isnan(j.scheduler_prediction) && in_window)
+      j.scheduler_prediction = t;
+    if (t == now && j.slots <= cluster_.free_slots()) {
+      j.backfilled = blocked_before || first > 0; // ahead of a waiting job with higher priority
+      start(j, now);
+      started.push_back(&j);
+      if (j.backfilled)
+        backfilled_++;
+      profile.occupy(now, std::min(now + round_up(j.predicted_runtime), horizon), j.slots);
+      continue;
+    }
+    blocked_before = true;
+    if (!in_window)
+      continue; // no reservation beyond the window
+    if (c_.backfill == Backfill::Conservative || !reserved) {
+      profile.occupy(t, std::min(t + round_up(j.predicted_runtime), horizon), j.slots);
+      if (std::isnan(j.reservation) || t < j.reservation)
+        j.reservation = t;
+      reserved = true;
+    }
+  }
+  resume_at_ = i < queue_.size() ? i - started.size() : 0;
+  if (!started.empty())
+    queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
+                                [&](Job* j) { return std::find(started.begin(), started.end(), j) != started.end(); }),
+                 queue_.end());
+}
+
+} // namespace batch
