@@ -66,11 +66,11 @@ void Scheduler::main_pass(double now)
   queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(started));
 }
 
-double Scheduler::round_up(double d) const
+double Scheduler::round_up(double t) const
 {
   if (c_.bf_resolution <= 0)
-    return d;
-  return std::ceil(d / c_.bf_resolution) * c_.bf_resolution;
+    return t;
+  return std::ceil(t / c_.bf_resolution) * c_.bf_resolution;
 }
 
 void Scheduler::backfill_pass(double now)
@@ -79,14 +79,14 @@ void Scheduler::backfill_pass(double now)
     return;
   order_queue(now);
   const double horizon = now + c_.bf_window;
-  AvailabilityProfile profile(now, cluster_.free_slots());
+  AvailabilityProfile profile(now, cluster_.total_slots()); // running jobs lower it below
   for (Job* r : running_) {
     double predicted_end = r->start + r->predicted_runtime;
     if (predicted_end <= now) { // outlived its prediction (EASY++): extend it
       r->predicted_runtime = std::max(r->predicted_runtime, predictor_.correct(*r));
       predicted_end = std::max(r->start + r->predicted_runtime, now + c_.bf_resolution);
     }
-    profile.occupy(now, std::min(now + round_up(predicted_end - now), horizon), r->slots);
+    profile.occupy(now, std::min(round_up(predicted_end), horizon), r->slots);
   }
   std::size_t first = c_.bf_continue && resume_at_ < queue_.size() ? resume_at_ : 0;
   std::int64_t tested = 0;
@@ -99,7 +99,8 @@ void Scheduler::backfill_pass(double now)
     tested++;
     Job& j = *queue_[i];
     // The plan only looks bf_window ahead: a job fits if it fits until the window's end.
-    const double need = std::min(round_up(j.predicted_runtime), horizon - now);
+    // Times in the plan are multiples of bf_resolution: a job started now ends at the next one.
+    const double need = std::min(round_up(now + j.predicted_runtime) - now, horizon - now);
     const double t = profile.earliest_start(j.slots, need);
     const bool in_window = t < horizon;
     if (std::isnan(j.scheduler_prediction) && in_window)
@@ -110,14 +111,14 @@ void Scheduler::backfill_pass(double now)
       started.push_back(&j);
       if (j.backfilled)
         backfilled_++;
-      profile.occupy(now, std::min(now + round_up(j.predicted_runtime), horizon), j.slots);
+      profile.occupy(now, std::min(round_up(now + j.predicted_runtime), horizon), j.slots);
       continue;
     }
     blocked_before = true;
     if (!in_window)
       continue; // no reservation beyond the window
     if (c_.backfill == Backfill::Conservative || !reserved) {
-      profile.occupy(t, std::min(t + round_up(j.predicted_runtime), horizon), j.slots);
+      profile.occupy(t, std::min(round_up(t + j.predicted_runtime), horizon), j.slots);
       if (std::isnan(j.reservation) || t < j.reservation)
         j.reservation = t;
       reserved = true;

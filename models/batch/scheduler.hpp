@@ -46,7 +46,7 @@ public:
 private:
   void order_queue(double now);
   void start(Job& job, double now);
-  double round_up(double duration) const;
+  double round_up(double time) const; ///< to the next multiple of bf_resolution
 
   Cluster& cluster_;
   SchedulerConfig c_;
