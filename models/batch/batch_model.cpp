@@ -3,6 +3,8 @@
 #include "cluster.hpp"
 #include "scheduler.hpp"
 #include "swf.hpp"
+#include "wait_features.hpp"
+#include "wait_predictors.hpp"
 #include "workload.hpp"
 
 #include <simcore/error.hpp>
@@ -56,6 +58,13 @@ private:
   std::vector<sg4::ExecPtr> execs_;                                        ///< per job
   std::int64_t extra_field_lines_ = 0, dropped_status_ = 0;
   std::int64_t peak_busy_cores_ = 0, busy_cores_ = 0;
+  // Wait-time prediction.
+  bool predict_waits_ = true;
+  double train_fraction_ = 0.5, ridge_lambda_ = 1;
+  batch::BoostedTreesSettings trees_;
+  batch::SwfHeader header_;
+  batch::UserHistory history_;
+  std::vector<batch::WaitFeatures> features_; ///< per job, at submission
   using Ending = std::pair<double, std::size_t>; ///< (end, job), earliest first
   std::priority_queue<Ending, std::vector<Ending>, std::greater<>> ending_;
 };
@@ -94,6 +103,7 @@ void BatchModel::setup(simcore::SimContext& ctx)
   o.keep_cancelled = p.get_bool("keep_cancelled");
   const auto trace = batch::read_swf(p.get_string("workload"), o);
   extra_field_lines_ = trace.extra_field_lines;
+  header_ = trace.header;
   dropped_status_ = trace.dropped_status;
   if (trace.extra_field_lines > 0)
     XBT_WARN("%s: %lld lines have more than the 18 SWF fields; the extra fields are ignored",
@@ -128,6 +138,14 @@ void BatchModel::setup(simcore::SimContext& ctx)
   config_.bf_max_job_test = p.get_int("bf_max_job_test");
   config_.bf_continue = p.get_bool("bf_continue");
   bf_interval_ = p.get_double("bf_interval");
+  predict_waits_ = p.get_bool("predict_waits");
+  train_fraction_ = p.get_double("ml_train_fraction");
+  ridge_lambda_ = p.get_double("ridge_lambda");
+  trees_.rounds = static_cast<int>(p.get_int("xgb_rounds"));
+  trees_.max_depth = static_cast<int>(p.get_int("xgb_max_depth"));
+  trees_.eta = p.get_double("xgb_eta");
+  if (predict_waits_)
+    features_.resize(workload_.jobs.size());
 
   pieces_.resize(workload_.jobs.size());
   execs_.resize(workload_.jobs.size());
@@ -140,6 +158,7 @@ void BatchModel::setup(simcore::SimContext& ctx)
     execs_[index]->set_host(host);
     execs_[index]->start();
     ending_.emplace(j.end, index);
+    history_.started(j.user, j.start - j.submit);
     busy_cores_ += j.cores;
     peak_busy_cores_ = std::max(peak_busy_cores_, busy_cores_);
   });
@@ -168,10 +187,17 @@ void BatchModel::run()
       cluster_->release(pieces_[i]);
       busy_cores_ -= jobs[i].cores;
       scheduler_->finish(jobs[i], now);
+      history_.finished(jobs[i].user, jobs[i].runtime);
       changed = true;
     }
     while (next < jobs.size() && jobs[next].submit <= now) {
       scheduler_->submit(jobs[next]);
+      if (predict_waits_) {
+        const auto& j = jobs[next];
+        features_[next] = batch::wait_features(static_cast<double>(j.cores), j.requested, j.submit,
+                                               scheduler_->state_at_submit(j, now), history_, j.user,
+                                               header_.unix_start_time, header_.timezone);
+      }
       next++;
       changed = true;
     }
@@ -229,6 +255,64 @@ void BatchModel::report(const simcore::SimContext&, simcore::Results& results)
   results.set_metric("scheduler_predictions", predictions);
   results.set_metric("scheduler_prediction_mae", simcore::stats_of(abs_err).mean(), "s");
 
+  // Wait-time predictors: trained on the jobs that finished before the evaluation period
+  // (the last 1 - ml_train_fraction of submissions), evaluated on the jobs submitted in it.
+  std::vector<double> predicted_trees(jobs.size(), batch::kNone), predicted_ridge(jobs.size(), batch::kNone);
+  std::vector<std::int64_t> ml_set(jobs.size(), 0);
+  if (predict_waits_ && !jobs.empty()) {
+    const double split = jobs[static_cast<std::size_t>(train_fraction_ * static_cast<double>(jobs.size() - 1))].submit;
+    batch::Dataset train;
+    std::vector<batch::WaitFeatures> eval_x;
+    std::vector<std::size_t> eval_jobs;
+    for (std::size_t i = 0; i < jobs.size(); i++) {
+      if (jobs[i].end < split) {
+        train.x.push_back(features_[i]);
+        train.y.push_back(jobs[i].start - jobs[i].submit);
+        ml_set[i] = 1;
+      } else if (jobs[i].submit >= split) {
+        eval_x.push_back(features_[i]);
+        eval_jobs.push_back(i);
+        ml_set[i] = 2;
+      }
+    }
+    const auto trees = batch::boosted_trees_waits(train, eval_x, trees_);
+    const auto ridge = batch::ridge_waits(train, eval_x, ridge_lambda_);
+    std::vector<double> actual, actual_s, sched_s, trees_s, ridge_s;
+    for (std::size_t k = 0; k < eval_jobs.size(); k++) {
+      const auto& j = jobs[eval_jobs[k]];
+      predicted_trees[eval_jobs[k]] = j.submit + trees[k];
+      predicted_ridge[eval_jobs[k]] = j.submit + ridge[k];
+      actual.push_back(j.start - j.submit);
+      if (!std::isnan(j.scheduler_prediction)) { // the jobs the scheduler predicted
+        actual_s.push_back(j.start - j.submit);
+        sched_s.push_back(j.scheduler_prediction - j.submit);
+        trees_s.push_back(trees[k]);
+        ridge_s.push_back(ridge[k]);
+      }
+    }
+    results.set_metric("ml_split_time", split, "s");
+    results.set_metric("ml_training_jobs", static_cast<std::int64_t>(train.x.size()));
+    results.set_metric("ml_evaluation_jobs", static_cast<std::int64_t>(eval_jobs.size()));
+    const auto put = [&](const std::string& name, const batch::PredictionErrors& e) {
+      results.set_metric(name + "_jobs", e.jobs);
+      results.set_metric(name + "_mae", e.mae, "s");
+      results.set_metric(name + "_median_abs_error", e.median_abs_error, "s");
+      results.set_metric(name + "_within_1min", e.within_1min);
+      results.set_metric(name + "_within_10pct", e.within_10pct);
+    };
+    put("xgboost", batch::prediction_errors(trees, actual));
+    put("ridge", batch::prediction_errors(ridge, actual));
+    // On the jobs the scheduler predicted: its error against the ML models' on the same jobs.
+    const auto sched = batch::prediction_errors(sched_s, actual_s);
+    const auto trees_on = batch::prediction_errors(trees_s, actual_s);
+    const auto ridge_on = batch::prediction_errors(ridge_s, actual_s);
+    put("scheduler", sched);
+    results.set_metric("xgboost_mae_on_scheduler_jobs", trees_on.mae, "s");
+    results.set_metric("ridge_mae_on_scheduler_jobs", ridge_on.mae, "s");
+    results.set_metric("scheduler_to_xgboost_error_ratio", trees_on.mae > 0 ? sched.mae / trees_on.mae : 0.0);
+    results.set_metric("scheduler_to_ridge_error_ratio", ridge_on.mae > 0 ? sched.mae / ridge_on.mae : 0.0);
+  }
+
   results.add_table("jobs", "per job: trace values, the scheduler's first predicted start (NaN: never tested by "
                             "backfill before it started), its earliest reservation, start, end")
       .add_column("id", "", jobs, [](const batch::Job& j) { return j.id; })
@@ -238,6 +322,9 @@ void BatchModel::report(const simcore::SimContext&, simcore::Results& results)
       .add_column("requested", "s", jobs, [](const batch::Job& j) { return j.requested; })
       .add_column("runtime", "s", jobs, [](const batch::Job& j) { return j.runtime; })
       .add_column("predicted_start_scheduler", "s", jobs, [](const batch::Job& j) { return j.scheduler_prediction; })
+      .add_column("predicted_start_xgboost", "s", predicted_trees)
+      .add_column("predicted_start_ridge", "s", predicted_ridge)
+      .add_column("ml_set", "", ml_set)
       .add_column("reservation", "s", jobs, [](const batch::Job& j) { return j.reservation; })
       .add_column("start", "s", jobs, [](const batch::Job& j) { return j.start; })
       .add_column("end", "s", jobs, [](const batch::Job& j) { return j.end; })
@@ -284,6 +371,12 @@ simcore::ModelInfo make_info()
                   .at_least(0),
               ParamSpec::integer("bf_max_job_test", 500, "jobs tested per backfill pass").at_least(1),
               ParamSpec::boolean("bf_continue", false, "a pass cut by bf_max_job_test resumes where it stopped"),
+              ParamSpec::boolean("predict_waits", true, "train and evaluate the wait-time predictors"),
+              ParamSpec::real("ml_train_fraction", 0.5, "submissions before the evaluation period").within(0.05, 0.95),
+              ParamSpec::integer("xgb_rounds", 200, "boosting rounds").within(1, 10000),
+              ParamSpec::integer("xgb_max_depth", 6, "tree depth").within(1, 20),
+              ParamSpec::real("xgb_eta", 0.1, "learning rate").within(1e-4, 1),
+              ParamSpec::real("ridge_lambda", 1, "ridge penalty on standardised features").at_least(0),
               ParamSpec::choice("runtime_prediction", {"requested", "tsafrir"}, "requested",
                                 "run times backfilling plans with: requested, or the user's last two (EASY++)"),
           },

@@ -20,6 +20,28 @@ void Scheduler::submit(Job& job)
   queue_.push_back(&job);
 }
 
+QueueState Scheduler::state_at_submit(const Job& job, double now) const
+{
+  QueueState q;
+  const double mine = priority_.multifactor() ? priority_.of(job, now) : -job.submit;
+  for (const Job* j : queue_) {
+    if (j == &job)
+      continue;
+    q.queued_jobs += 1;
+    const double p = priority_.multifactor() ? priority_.of(*j, now) : -j->submit;
+    if (p >= mine)
+      q.work_ahead += static_cast<double>(j->cores) * j->requested;
+  }
+  double busy = 0;
+  for (const Job* r : running_) {
+    q.running_jobs += 1;
+    q.running_remaining += static_cast<double>(r->cores) * std::max(0.0, r->start + r->requested - now);
+    busy += static_cast<double>(r->cores);
+  }
+  q.free_cores = static_cast<double>(cluster_.total_cores()) - busy;
+  return q;
+}
+
 void Scheduler::finish(Job& job, double now)
 {
   running_.erase(std::find(running_.begin(), running_.end(), &job));

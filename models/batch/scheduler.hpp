@@ -9,6 +9,7 @@
 #include "job.hpp"
 #include "priority.hpp"
 #include "runtime_predictor.hpp"
+#include "wait_features.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -38,6 +39,9 @@ public:
   void main_pass(double now);
   /** Plans the queue and starts what fits without delaying a reservation. */
   void backfill_pass(double now);
+
+  /** The queue and the running jobs as `job` (just submitted) sees them. */
+  QueueState state_at_submit(const Job& job, double now) const;
 
   bool idle() const { return queue_.empty(); }
   std::size_t queued() const { return queue_.size(); }

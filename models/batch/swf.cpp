@@ -58,6 +58,8 @@ void read_header(const std::string& line, SwfHeader& h)
     h.max_nodes = static_cast<std::int64_t>(v);
   else if (key == "UnixStartTime")
     h.unix_start_time = v;
+  else if (key == "TimeZone")
+    h.timezone = v;
 }
 
 } // namespace

@@ -25,6 +25,7 @@ struct SwfRecord {
 struct SwfHeader {
   std::int64_t max_procs = -1, max_nodes = -1;
   double unix_start_time = -1;
+  double timezone = 0; ///< s east of UTC ("TimeZone")
 };
 
 struct SwfOptions {

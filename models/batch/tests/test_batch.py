@@ -234,3 +234,30 @@ def test_jobs_larger_than_the_machine_are_skipped_and_counted(tmp_path):
     rows, m = run_jobs(tmp_path, [(0, 10, 2, 10), (1, 10, 8, 10), (2, 10, 4, 10)], policy="fcfs")
     assert sorted(rows) == [1, 3]
     assert m["skipped_too_large"] == 1 and m["jobs"] == 2
+
+
+def test_hpc2n_ml_split_uses_no_job_that_ends_in_the_evaluation_period(hpc2n_runs):
+    metrics, jobs = hpc2n_runs["easy"]
+    split = metrics["ml_split_time"]
+    train, evaluation = jobs[jobs["ml_set"] == 1], jobs[jobs["ml_set"] == 2]
+    assert len(train) == metrics["ml_training_jobs"] > 500
+    assert len(evaluation) == metrics["ml_evaluation_jobs"] > 500
+    assert (train["end"] < split).all()
+    assert (evaluation["submit"] >= split).all()
+    assert np.isnan(jobs["predicted_start_xgboost"][jobs["ml_set"] != 2]).all()
+    assert (evaluation["predicted_start_xgboost"] >= evaluation["submit"]).all()
+    # The reported errors are those of the table's predictions.
+    mae = np.mean(np.abs(evaluation["predicted_start_xgboost"] - evaluation["start"]))
+    assert metrics["xgboost_mae"] == pytest.approx(mae, rel=1e-9)
+    ridge = np.mean(np.abs(evaluation["predicted_start_ridge"] - evaluation["start"]))
+    assert metrics["ridge_mae"] == pytest.approx(ridge, rel=1e-9)
+    assert metrics["scheduler_to_xgboost_error_ratio"] > 0
+
+
+def test_ml_beats_a_constant_on_hpc2n(hpc2n_runs):
+    metrics, jobs = hpc2n_runs["easy"]
+    evaluation = jobs[jobs["ml_set"] == 2]
+    waits = evaluation["start"] - evaluation["submit"]
+    train = jobs[jobs["ml_set"] == 1]
+    constant = np.median(train["start"] - train["submit"])  # the best constant for absolute error
+    assert metrics["xgboost_mae"] < np.mean(np.abs(waits - constant))
