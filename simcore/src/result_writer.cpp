@@ -3,6 +3,7 @@
 
 #include <hdf5.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -147,8 +148,39 @@ void remove_result(const std::string& dir)
   }
 }
 
+void write_tables_csv(const std::string& dir, const Results& results)
+{
+  for (const auto& table : results.tables()) {
+    std::string text;
+    const auto& cols = table.columns();
+    for (std::size_t c = 0; c < cols.size(); c++)
+      text += (c ? "," : "") + cols[c].name;
+    text += "\n";
+    char buf[40];
+    for (std::size_t r = 0; r < table.rows(); r++) {
+      for (std::size_t c = 0; c < cols.size(); c++) {
+        if (c)
+          text += ",";
+        if (const auto* d = std::get_if<std::vector<double>>(&cols[c].values)) {
+          const double v = (*d)[r];
+          if (std::isnan(v))
+            text += "nan";
+          else {
+            std::snprintf(buf, sizeof buf, "%.17g", v);
+            text += buf;
+          }
+        } else {
+          text += std::to_string(std::get<std::vector<std::int64_t>>(cols[c].values)[r]);
+        }
+      }
+      text += "\n";
+    }
+    write_file_atomically((fs::path(dir) / (table.name() + ".csv")).string(), text);
+  }
+}
+
 void write_results(const std::string& dir, const nlohmann::ordered_json& summary, const Results& results,
-                   bool with_trace)
+                   bool with_trace, bool with_csv)
 {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -171,6 +203,8 @@ void write_results(const std::string& dir, const nlohmann::ordered_json& summary
       throw InternalError("cannot rename " + tmp + ": " + ec.message());
     }
   }
+  if (with_csv)
+    write_tables_csv(dir, results);
   write_file_atomically(summary_path.string(), summary.dump(2) + "\n");
 }
 

@@ -332,7 +332,7 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   summary["simulation_wall_time"] = sim_wall;
   summary["peak_memory_bytes"] = peak_memory_bytes();
   XBT_DEBUG("writing results into %s", out.c_str());
-  write_results(out, summary, results, scenario.write_trace());
+  write_results(out, summary, results, scenario.write_trace(), scenario.write_csv());
   return summary;
 }
 

@@ -225,7 +225,7 @@ Scenario Scenario::load(const std::string& path_arg)
         throw InputError(where, "<config name=\"" + name + "\"> needs attribute value=\"...\"");
       sc.config_.push_back(ConfigItem{name, n.attribute("value").value(), where});
     } else if (tag == "output") {
-      check_attributes(n, {"dir", "trace"}, loc);
+      check_attributes(n, {"dir", "trace", "csv"}, loc);
       if (auto a = n.attribute("dir"))
         sc.output_dir_ = a.value();
       if (auto a = n.attribute("trace")) {
@@ -233,6 +233,12 @@ Scenario Scenario::load(const std::string& path_arg)
         if (t != "true" && t != "false")
           throw InputError(where, "<output trace=\"" + t + "\"> is not valid; expected true or false");
         sc.write_trace_ = (t == "true");
+      }
+      if (auto a = n.attribute("csv")) {
+        std::string t = a.value();
+        if (t != "true" && t != "false")
+          throw InputError(where, "<output csv=\"" + t + "\"> is not valid; expected true or false");
+        sc.write_csv_ = (t == "true");
       }
     } else {
       const SectionSpec* spec = nullptr;

@@ -310,3 +310,17 @@ def test_exit_codes_map_to_exceptions(star_scenario_path, tmp_path, monkeypatch)
     outcomes.pop(0)
     with pytest.raises(simcore.SimulationError, match="model exploded"):
         simcore.run_many([sc, sc], out=tmp_path)
+
+
+def test_output_csv_writes_every_table(tmp_path):
+    import csv
+    import pathlib
+
+    src = pathlib.Path(os.environ["SIMCORE_SOURCE_DIR"]) / "scenarios" / "batch" / "hpc2n_fcfs.xml"
+    res = simcore.load(src).run(out=tmp_path / "o")
+    with open(tmp_path / "o" / "jobs.csv") as f:
+        rows = list(csv.DictReader(f))
+    table = res.table("jobs")
+    assert len(rows) == len(table)
+    assert [float(r["start"]) for r in rows[:50]] == list(table["start"][:50])
+    assert rows[0]["predicted_start_scheduler"] == "nan"

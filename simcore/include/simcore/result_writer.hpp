@@ -14,16 +14,20 @@ namespace simcore {
  *  byte-identical for identical results (no timestamps). */
 void write_trace_h5(const std::string& path, const Results& results);
 
+/** Writes each table of `results` as `dir`/<table>.csv: a header of column names, then one
+ *  line per row (17 significant digits, "nan" for missing values), each file atomically. */
+void write_tables_csv(const std::string& dir, const Results& results);
+
 /** Writes `text` to `path` through a temporary file in the same folder and a rename. */
 void write_file_atomically(const std::string& path, const std::string& text);
 
 /** Removes summary.json and trace.h5 from `dir`, if there. */
 void remove_result(const std::string& dir);
 
-/** Creates `dir` (and parents), then writes trace.h5 (if wanted) and summary.json, each via
+/** Creates `dir` (and parents), then writes trace.h5 and the CSV files (if wanted) and summary.json, each via
  *  a temporary name renamed at the end; summary.json comes last, so its presence means the
  *  run completed. Removes stale files of an earlier run first. */
 void write_results(const std::string& dir, const nlohmann::ordered_json& summary, const Results& results,
-                   bool with_trace);
+                   bool with_trace, bool with_csv = false);
 
 } // namespace simcore

@@ -45,6 +45,8 @@ public:
    *  relative to the working directory. */
   const std::string& output_dir() const { return output_dir_; }
   bool write_trace() const { return write_trace_; }
+  /** <output csv="true">: every table also as OUT/<table>.csv. */
+  bool write_csv() const { return write_csv_; }
   /** A SimGrid configuration item from a <config name value> element. */
   struct ConfigItem {
     std::string name;
@@ -68,6 +70,7 @@ private:
   ParamSet params_;
   std::string output_dir_;
   bool write_trace_ = true;
+  bool write_csv_ = false;
   std::vector<ConfigItem> config_;
   std::string description_;
   std::vector<Section> sections_;
