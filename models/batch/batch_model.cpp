@@ -127,8 +127,14 @@ void BatchModel::setup(simcore::SimContext& ctx)
   w.partition_priority = p.get_int_list("partition_priorities");
   w.qos_priority = p.get_int_list("qos_priorities");
   priority_.emplace(p.get_string("priority") == "multifactor", w, cluster_->total_cores());
-  predictor_.emplace(p.get_string("runtime_prediction") == "tsafrir" ? batch::RuntimePrediction::Tsafrir
-                                                                       : batch::RuntimePrediction::Requested);
+  const std::string runtime = p.get_string("runtime_prediction");
+  batch::MlRuntimeSettings ml;
+  ml.refit_every = p.get_int("ml_runtime_refit_every");
+  ml.window = p.get_int("ml_runtime_window");
+  predictor_.emplace(runtime == "tsafrir" ? batch::RuntimePrediction::Tsafrir
+                     : runtime == "ml"    ? batch::RuntimePrediction::Ml
+                                          : batch::RuntimePrediction::Requested,
+                     ml);
   const std::string policy = p.get_string("policy");
   config_.backfill = policy == "fcfs" ? batch::Backfill::None
                      : policy == "easy" ? batch::Backfill::Easy
@@ -251,6 +257,13 @@ void BatchModel::report(const simcore::SimContext&, simcore::Results& results)
   results.set_metric("bounded_slowdown_mean", simcore::stats_of(bsld).mean());
   results.set_metric("per_processor_bounded_slowdown_mean", simcore::stats_of(pp_bsld).mean());
   results.set_metric("backfilled_jobs", scheduler_->started_by_backfill());
+  results.set_metric("runtime_model_refits", predictor_->refits());
+  {
+    std::vector<double> runtime_err;
+    for (const auto& j : jobs)
+      runtime_err.push_back(std::abs(j.first_prediction - j.runtime));
+    results.set_metric("runtime_prediction_mae", simcore::stats_of(runtime_err).mean(), "s");
+  }
   results.set_metric("started_after_reservation", late);
   results.set_metric("scheduler_predictions", predictions);
   results.set_metric("scheduler_prediction_mae", simcore::stats_of(abs_err).mean(), "s");
@@ -377,8 +390,13 @@ simcore::ModelInfo make_info()
               ParamSpec::integer("xgb_max_depth", 6, "tree depth").within(1, 20),
               ParamSpec::real("xgb_eta", 0.1, "learning rate").within(1e-4, 1),
               ParamSpec::real("ridge_lambda", 1, "ridge penalty on standardised features").at_least(0),
-              ParamSpec::choice("runtime_prediction", {"requested", "tsafrir"}, "requested",
-                                "run times backfilling plans with: requested, or the user's last two (EASY++)"),
+              ParamSpec::choice("runtime_prediction", {"requested", "tsafrir", "ml"}, "requested",
+                                "run times backfilling plans with: requested, the user's last two, or "
+                                "gradient-boosted trees refitted as jobs finish (all with EASY++)"),
+              ParamSpec::integer("ml_runtime_refit_every", 200, "runtime_prediction=ml: finished jobs between refits")
+                  .within(1, 1e9),
+              ParamSpec::integer("ml_runtime_window", 5000, "runtime_prediction=ml: recent finished jobs it learns from")
+                  .within(10, 1e9),
           },
           [] { return std::make_unique<BatchModel>(); }};
 }

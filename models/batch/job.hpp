@@ -20,7 +20,8 @@ struct Job {
   double runtime = 0;       ///< what it runs here: min(trace run time, requested)
   bool killed = false;      ///< the trace's run time exceeded the request
   // From the simulation.
-  double predicted_runtime = 0;   ///< what backfilling uses
+  double predicted_runtime = 0;   ///< what backfilling uses (EASY++ may raise it)
+  double first_prediction = 0;    ///< the run time predicted at submission
   double scheduler_prediction = kNone; ///< start predicted by the first plan that tested it
   double reservation = kNone;     ///< earliest reservation it held (backfilling)
   double start = kNone, end = kNone;

@@ -15,6 +15,7 @@ Scheduler::Scheduler(Cluster& cluster, SchedulerConfig config, Priority& priorit
 void Scheduler::submit(Job& job)
 {
   job.predicted_runtime = predictor_.predict(job);
+  job.first_prediction = job.predicted_runtime;
   if (priority_.multifactor())
     priority_.fairshare().add_user(job.user);
   queue_.push_back(&job);

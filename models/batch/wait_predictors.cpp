@@ -4,7 +4,6 @@
 #include <simcore/quantile.hpp>
 
 #include <Eigen/Dense>
-#include <xgboost/c_api.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,12 +12,6 @@
 namespace batch {
 
 namespace {
-
-void check(int rc, const char* what)
-{
-  if (rc != 0)
-    throw simcore::InternalError(std::string("XGBoost ") + what + ": " + XGBGetLastError());
-}
 
 std::vector<float> flatten(const std::vector<WaitFeatures>& rows)
 {
@@ -34,34 +27,12 @@ std::vector<float> flatten(const std::vector<WaitFeatures>& rows)
 std::vector<double> boosted_trees_waits(const Dataset& train, const std::vector<WaitFeatures>& eval,
                                         const BoostedTreesSettings& s)
 {
-  if (train.x.empty() || eval.empty())
-    return std::vector<double>(eval.size(), 0.0);
-  const auto xs = flatten(train.x);
-  DMatrixHandle dtrain = nullptr, deval = nullptr;
-  BoosterHandle booster = nullptr;
-  check(XGDMatrixCreateFromMat(xs.data(), train.x.size(), kWaitFeatures, std::nanf(""), &dtrain), "training matrix");
-  std::vector<float> labels(train.y.begin(), train.y.end());
-  check(XGDMatrixSetFloatInfo(dtrain, "label", labels.data(), labels.size()), "labels");
-  check(XGBoosterCreate(&dtrain, 1, &booster), "booster");
-  // One thread and a fixed seed: the same data give the same trees.
-  const std::pair<const char*, std::string> params[] = {
-      {"objective", "reg:absoluteerror"}, {"tree_method", "exact"}, {"nthread", "1"}, {"seed", "0"},
-      {"max_depth", std::to_string(s.max_depth)}, {"eta", std::to_string(s.eta)}, {"verbosity", "0"}};
-  for (const auto& [k, v] : params)
-    check(XGBoosterSetParam(booster, k, v.c_str()), "parameter");
-  for (int i = 0; i < s.rounds; i++)
-    check(XGBoosterUpdateOneIter(booster, i, dtrain), "training");
-  const auto xe = flatten(eval);
-  check(XGDMatrixCreateFromMat(xe.data(), eval.size(), kWaitFeatures, std::nanf(""), &deval), "evaluation matrix");
-  bst_ulong n = 0;
-  const float* out = nullptr;
-  check(XGBoosterPredict(booster, deval, 0, 0, 0, &n, &out), "prediction");
-  std::vector<double> waits(out, out + n);
+  BoostedTrees trees(s);
+  trees.fit(flatten(train.x), kWaitFeatures, std::vector<float>(train.y.begin(), train.y.end()));
+  const auto out = trees.predict(flatten(eval), kWaitFeatures);
+  std::vector<double> waits(out.begin(), out.end());
   for (auto& w : waits)
     w = std::max(0.0, w);
-  XGDMatrixFree(deval);
-  XGBoosterFree(booster);
-  XGDMatrixFree(dtrain);
   return waits;
 }
 

@@ -2,6 +2,7 @@
  * period starts: gradient-boosted trees (XGBoost's C API) and ridge regression (Eigen). */
 #pragma once
 
+#include "boosted_trees.hpp"
 #include "wait_features.hpp"
 
 #include <cstdint>
@@ -13,12 +14,6 @@ namespace batch {
 struct Dataset {
   std::vector<WaitFeatures> x;
   std::vector<double> y; ///< wait times (s)
-};
-
-struct BoostedTreesSettings {
-  int rounds = 200;
-  int max_depth = 6;
-  double eta = 0.1;
 };
 
 /** Predicted waits (>= 0) for `eval`. */

@@ -261,3 +261,18 @@ def test_ml_beats_a_constant_on_hpc2n(hpc2n_runs):
     train = jobs[jobs["ml_set"] == 1]
     constant = np.median(train["start"] - train["submit"])  # the best constant for absolute error
     assert metrics["xgboost_mae"] < np.mean(np.abs(waits - constant))
+
+
+def test_runtime_predictors_on_hpc2n():
+    out = {}
+    for kind in ("requested", "tsafrir", "ml"):
+        s = simcore.load(HPC2N / "hpc2n_easy.xml")
+        s.set(runtime_prediction=kind, predict_waits="false")
+        out[kind] = s.run().metrics
+    # Users ask for far more than they use: both learned predictors are closer.
+    assert out["tsafrir"]["runtime_prediction_mae"] < out["requested"]["runtime_prediction_mae"]
+    assert out["ml"]["runtime_prediction_mae"] < out["requested"]["runtime_prediction_mae"]
+    assert out["ml"]["runtime_model_refits"] == 3145 // 200  # one refit per 200 finished jobs
+    assert out["requested"]["runtime_model_refits"] == 0
+    # With requested times the plan never promises too much; with shorter predictions it may.
+    assert out["requested"]["started_after_reservation"] == 0
