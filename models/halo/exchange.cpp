@@ -169,7 +169,7 @@ void Exchange::exchange_detailed(std::size_t a)
   void* sink = nullptr;
   const double control = s_.protocols.control_bytes;
   auto* const my_bus = bus(a);
-  const bool in_order = !s_.protocols.network_first && s_.granularity == Granularity::Rank;
+  const bool in_order = !plan_.network_first[a];
   auto copy_async = [&](double bytes) {
     if (bytes > 0)
       ios.push_back(my_bus->read_async(bytes));

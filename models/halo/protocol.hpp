@@ -15,7 +15,8 @@ constexpr int kProtocols = 4;
 const char* to_string(Protocol p);
 
 /** static: fixed thresholds per channel; dynamic: per transfer, the protocol with the lowest
- *  predicted completion given the load on the memory buses and NICs. */
+ *  predicted completion given the load on the memory buses and NICs, and per rank the order
+ *  of its sends. */
 enum class Policy { Static, Dynamic };
 
 /** detailed: the protocols above with a memory bus per node; smpi: what SMPI simulates for

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -43,7 +44,7 @@ double copy_bytes(Protocol p, double bytes, bool intra)
 /** The dynamic policy: each message gets the protocol with the lowest predicted completion
  *  given the load of its NICs and of the receiving node's memory bus, counted from the
  *  choices made so far (starting from the static ones). */
-void choose_dynamic(const Setup& s, const RouteFunction& route, std::vector<RankMessage>& msgs)
+std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std::vector<RankMessage>& msgs)
 {
   std::map<simgrid::s4u::Host*, double> nic_out, nic_in, bus_bytes, ranks_on;
   for (auto* h : s.host_of_rank)
@@ -63,6 +64,7 @@ void choose_dynamic(const Setup& s, const RouteFunction& route, std::vector<Rank
     bus_bytes[b] += copy_bytes(m.protocol, total, m.intra);
   }
   std::map<std::tuple<simgrid::s4u::Host*, simgrid::s4u::Host*, double>, RouteView> routes;
+  std::vector<double> network_path(static_cast<std::size_t>(s.grid.ranks()), std::numeric_limits<double>::infinity());
   for (auto& m : msgs) {
     auto* a = s.host_of_rank[m.from];
     auto* b = s.host_of_rank[m.to];
@@ -85,7 +87,27 @@ void choose_dynamic(const Setup& s, const RouteFunction& route, std::vector<Rank
     }
     m.protocol = dynamic_protocol(t, s.protocols);
     bus_bytes[b] += copy_bytes(m.protocol, total, m.intra);
+    if (!m.intra)
+      network_path[m.from] = std::min(network_path[m.from], t.latency + t.nic_seconds);
   }
+  // The order: in neighbour order, a rank's intra-node eager copy-ins hold back the network
+  // sends after them. Post the network first when that delay is a clear share of the network
+  // path and the node's bus has time to spare (else the earlier network traffic only slows
+  // the copies down on the bus).
+  std::vector<char> first(static_cast<std::size_t>(s.grid.ranks()), 0);
+  std::vector<double> delay(first.size(), 0), pending(first.size(), 0);
+  for (const auto& m : msgs) {
+    const double total = m.bytes * static_cast<double>(m.parts);
+    if (m.intra && m.protocol == Protocol::Eager)
+      pending[m.from] += total * ranks_on[s.host_of_rank[m.from]] / s.memory_bandwidth;
+    else if (!m.intra)
+      delay[m.from] = pending[m.from]; // copies before this network send
+  }
+  for (std::size_t r = 0; r < first.size(); r++) {
+    const double bus = bus_bytes[s.host_of_rank[r]] / s.memory_bandwidth;
+    first[r] = delay[r] > 0 && delay[r] >= s.protocols.dynamic_margin * network_path[r] && bus < network_path[r];
+  }
+  return first;
 }
 
 } // namespace
@@ -93,8 +115,12 @@ void choose_dynamic(const Setup& s, const RouteFunction& route, std::vector<Rank
 Plan make_plan(const Setup& s, const RouteFunction& route)
 {
   auto msgs = rank_messages(s);
-  if (s.policy == Policy::Dynamic && s.mode == Mode::Detailed)
-    choose_dynamic(s, route, msgs);
+  std::vector<char> rank_network_first(static_cast<std::size_t>(s.grid.ranks()), s.protocols.network_first ? 1 : 0);
+  if (s.policy == Policy::Dynamic && s.mode == Mode::Detailed) {
+    const auto chosen = choose_dynamic(s, route, msgs);
+    for (std::size_t r = 0; r < chosen.size(); r++)
+      rank_network_first[r] = rank_network_first[r] || chosen[r];
+  }
 
   Plan plan;
   const std::int64_t ranks = s.grid.ranks();
@@ -163,6 +189,9 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     t.messages += m.parts;
     t.first_chunk = std::min(t.first_chunk, std::min(s.protocols.chunk_size, m.bytes));
   }
+  plan.network_first.assign(agents, 1); // node granularity: one aggregated copy, no order
+  if (s.granularity == Granularity::Rank)
+    plan.network_first = rank_network_first;
   plan.out.assign(agents, {});
   plan.in.assign(agents, {});
   for (std::size_t i = 0; i < plan.transfers.size(); i++) {

@@ -56,6 +56,7 @@ struct Plan {
   std::vector<double> interior_flops;           ///< of that, what needs no halo
   std::vector<Transfer> transfers;
   std::vector<std::vector<std::size_t>> out, in; ///< transfer indices per agent, in neighbour order
+  std::vector<char> network_first;               ///< per agent: post network sends before eager copies
   /** MPI messages per iteration by channel (0 inter, 1 intra) and protocol. */
   std::int64_t messages_by[2][kProtocols] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
   double bytes_by[2] = {0, 0}; ///< per iteration, inter and intra
