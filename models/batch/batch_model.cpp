@@ -108,6 +108,10 @@ void BatchModel::setup(simcore::SimContext& ctx)
   if (trace.extra_field_lines > 0)
     XBT_WARN("%s: %lld lines have more than the 18 SWF fields; the extra fields are ignored",
              p.get_string("workload").c_str(), static_cast<long long>(trace.extra_field_lines));
+  if (trace.header.max_procs > 0 && trace.header.max_procs != cluster_->total_cores())
+    XBT_WARN("%s: the trace's machine had %lld processors (MaxProcs), this one has %lld cores",
+             p.get_string("workload").c_str(), static_cast<long long>(trace.header.max_procs),
+             static_cast<long long>(cluster_->total_cores()));
   workload_ = batch::make_workload(trace, cluster_->total_cores(), p.get_int("repeat"));
   if (workload_.too_large > 0)
     XBT_WARN("%lld jobs ask for more than the %lld cores of the machine: skipped", static_cast<long long>(workload_.too_large),
@@ -211,7 +215,7 @@ void BatchModel::run()
     if (changed && (bf_interval_ <= 0 || now >= last_backfill + bf_interval_)) {
       scheduler_->backfill_pass(now);
       last_backfill = now;
-      changed = false;
+      changed = scheduler_->cut_short(); // untested jobs left: the next pass is not idle
     }
   }
   if (!scheduler_->idle())
@@ -248,6 +252,7 @@ void BatchModel::report(const simcore::SimContext&, simcore::Results& results)
   results.set_metric("lines_with_extra_fields", extra_field_lines_);
   results.set_metric("killed_at_requested_time", killed);
   results.set_metric("cores", cluster_->total_cores());
+  results.set_metric("trace_max_procs", header_.max_procs);
   results.set_metric("makespan", makespan, "s");
   results.set_metric("utilisation", makespan > 0 ? work / (static_cast<double>(cluster_->total_cores()) * makespan) : 0.0);
   results.set_metric("peak_busy_cores", peak_busy_cores_);

@@ -98,6 +98,7 @@ double Scheduler::round_up(double t) const
 
 void Scheduler::backfill_pass(double now)
 {
+  cut_short_ = false;
   if (c_.backfill == Backfill::None || queue_.empty())
     return;
   order_queue(now);
@@ -147,7 +148,8 @@ void Scheduler::backfill_pass(double now)
       reserved = true;
     }
   }
-  resume_at_ = i < queue_.size() ? i - started.size() : 0;
+  cut_short_ = i < queue_.size();
+  resume_at_ = cut_short_ ? i - started.size() : 0;
   if (!started.empty())
     queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
                                 [&](Job* j) { return std::find(started.begin(), started.end(), j) != started.end(); }),

@@ -46,6 +46,8 @@ public:
   bool idle() const { return queue_.empty(); }
   std::size_t queued() const { return queue_.size(); }
   std::int64_t started_by_backfill() const { return backfilled_; }
+  /** The last backfill pass stopped at bf_max_job_test with jobs left untested. */
+  bool cut_short() const { return cut_short_; }
 
 private:
   void order_queue(double now);
@@ -61,6 +63,7 @@ private:
   std::vector<Job*> running_;
   std::size_t resume_at_ = 0; ///< bf_continue: where the last limited pass stopped
   std::int64_t backfilled_ = 0;
+  bool cut_short_ = false;
 };
 
 } // namespace batch

@@ -276,3 +276,29 @@ def test_runtime_predictors_on_hpc2n():
     assert out["requested"]["runtime_model_refits"] == 0
     # With requested times the plan never promises too much; with shorter predictions it may.
     assert out["requested"]["started_after_reservation"] == 0
+
+
+def test_bf_max_job_test_and_bf_continue(tmp_path):
+    # Passes every 30 s test one job each. Without bf_continue every pass tests the head
+    # again and job 3 waits for the head to finish; with it, the pass at 60 tests job 3.
+    jobs = [(0, 100, 2, 100), (1, 10, 4, 10), (2, 30, 2, 30)]
+    common = dict(policy="easy", bf_interval=30, bf_max_job_test=1)
+    plain, _ = run_jobs(tmp_path, jobs, **common)
+    resumed, _ = run_jobs(tmp_path, jobs, **common, bf_continue="true")
+    unlimited, _ = run_jobs(tmp_path, jobs, policy="easy", bf_interval=30)
+    assert starts(plain) == {1: 0, 2: 100, 3: 110}
+    assert starts(resumed) == {1: 0, 2: 100, 3: 60}
+    assert starts(unlimited) == {1: 0, 2: 100, 3: 30}
+
+
+def test_workload_options(tmp_path):
+    jobs = [(0, 10, 1, 10), (100, 10, 1, 10), (200, 10, 1, 10, 1, 5), (300, 10, 1, 10, 1, 0), (400, 10, 1, 10)]
+    first, m = run_jobs(tmp_path, jobs, policy="fcfs", first_jobs=2)
+    assert sorted(first) == [1, 2]
+    window, _ = run_jobs(tmp_path, jobs, policy="fcfs", window_start=100, window_end=300)
+    assert sorted(window) == [2, 3]
+    assert float(window[2]["submit"]) == 0  # times start at the first kept job
+    dropped, m = run_jobs(tmp_path, jobs, policy="fcfs", keep_cancelled="false")
+    assert sorted(dropped) == [1, 2, 5] and m["dropped_cancelled_or_failed"] == 2
+    denser, _ = run_jobs(tmp_path, jobs, policy="fcfs", load_factor=4)
+    assert [float(denser[i]["submit"]) for i in sorted(denser)] == [0, 25, 50, 75, 100]
