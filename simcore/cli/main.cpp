@@ -19,6 +19,9 @@
 #include <string>
 #include <vector>
 
+#include <calibration/profile_fitter.hpp>
+#include <simcore/result_writer.hpp>
+
 namespace {
 
 using simcore::InputError;
@@ -30,6 +33,7 @@ Usage:
   simcore validate SCENARIO.xml [--set NAME=VALUE]... [--seed N]
   simcore models [--json]
   simcore platform FILE.xml [--json]
+  simcore calibrate TRACE.h5... -o PROFILE.json
   simcore COMMAND --help
   simcore --version
 
@@ -54,6 +58,14 @@ Options:
   --json             print summary.json on stdout instead of the human summary
   --quiet            print nothing on success
   --log=... --cfg=...  passed to SimGrid (e.g. --cfg=network/latency-factor:1)
+)";
+
+const char* kCalibrateHelp = R"(simcore calibrate TRACE.h5... -o PROFILE.json
+
+Fits a calibration profile from calibration traces (calibration/README.md): network latency
+and bandwidth as piecewise segments over message size from a ping-pong (SimGrid's SMPI
+factor syntax; the loopback for a ping-pong within one node), memory copy rates from STREAM,
+and the quality of each fit. Prints a summary; writes PROFILE.json atomically.
 )";
 
 const char* kValidateHelp = R"(simcore validate SCENARIO.xml [--set NAME=VALUE]... [--seed N] [--calibration FILE]
@@ -361,6 +373,45 @@ int cmd_platform(const std::vector<std::string>& args)
   return 0;
 }
 
+int cmd_calibrate(const std::vector<std::string>& args)
+{
+  std::vector<std::string> traces;
+  std::string out;
+  for (std::size_t i = 0; i < args.size(); i++) {
+    if (args[i] == "-o" || args[i] == "--out") {
+      if (i + 1 >= args.size())
+        throw InputError("command line", "missing file after " + args[i] + "; expected -o PROFILE.json");
+      out = args[++i];
+    } else if (!args[i].empty() && args[i][0] == '-') {
+      throw InputError("command line", "unknown option '" + args[i] + "'; see simcore calibrate --help");
+    } else {
+      traces.push_back(args[i]);
+    }
+  }
+  if (traces.empty() || out.empty())
+    throw InputError("command line", "expected simcore calibrate TRACE.h5... -o PROFILE.json");
+  const auto profile = calibration::fit_profile(traces);
+  simcore::write_file_atomically(out, profile.dump(2) + "\n");
+  std::printf("%s: %s\n", out.c_str(), profile["name"].get<std::string>().c_str());
+  const auto& q = profile["quality"];
+  if (q.contains("network")) {
+    const auto& n = q["network"];
+    std::printf("  network (%s): %zu segments, R^2 %.4f, relative error median %.1f %% max %.1f %%\n",
+                n["placement"].get<std::string>().c_str(), n["segments"].size(), n["r2"].get<double>(),
+                100 * n["median_rel_error"].get<double>(), 100 * n["max_rel_error"].get<double>());
+    for (const auto& seg : n["segments"])
+      std::printf("    from %10.0f B: latency %8.3f us, bandwidth %8.3f GB/s\n", seg["from"].get<double>(),
+                  1e6 * seg["latency"].get<double>(), seg["bandwidth"].get<double>() / 1e9);
+    if (n["protocol_switch"].get<double>() > 0)
+      std::printf("    protocol switch at %.0f B\n", n["protocol_switch"].get<double>());
+  }
+  if (profile["rates"].contains("memcpy_bandwidth"))
+    std::printf("  memory: memcpy %.2f GB/s (one core %.2f GB/s)\n",
+                profile["rates"]["memcpy_bandwidth"]["value"].get<double>() / 1e9,
+                profile["rates"]["memcpy_bandwidth_one_core"]["value"].get<double>() / 1e9);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -380,9 +431,10 @@ int main(int argc, char** argv)
                      : cmd == "validate" ? kValidateHelp
                      : cmd == "models"   ? kModelsHelp
                      : cmd == "platform" ? kPlatformHelp
+                     : cmd == "calibrate" ? kCalibrateHelp
                                          : nullptr;
   if (!help) {
-    std::fprintf(stderr, "simcore: unknown command '%s'; expected run, validate, models or platform (see --help)\n",
+    std::fprintf(stderr, "simcore: unknown command '%s'; expected run, validate, models, platform or calibrate (see --help)\n",
                  cmd.c_str());
     return simcore::kExitBadInput;
   }
@@ -398,6 +450,8 @@ int main(int argc, char** argv)
       return cmd_validate(args);
     if (cmd == "models")
       return cmd_models(args);
+    if (cmd == "calibrate")
+      return cmd_calibrate(args);
     return cmd_platform(args);
   } catch (const simcore::InputError& e) {
     std::fprintf(stderr, "simcore: error: %s\n", e.what());

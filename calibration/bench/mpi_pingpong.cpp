@@ -1,0 +1,123 @@
+/* MPI ping-pong (round trips of MPI_Send/MPI_Recv) and one-way streaming (a window of
+ * MPI_Isend on rank 0, MPI_Recv on rank 1, then an acknowledgement) over message sizes from
+ * 1 B to --max bytes in powers of two, every repetition kept. Ranks 0 and 1 take part; rank 0
+ * writes the calibration trace, noting whether both ran on one node.
+ *   mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] -o TRACE.h5 */
+#include "calibration/trace_file.hpp"
+
+#include <simcore/error.hpp>
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+int main(int argc, char** argv)
+{
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::size_t max_bytes = std::size_t{64} << 20;
+  int reps = 20, window = 16;
+  std::string out;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--max")
+      max_bytes = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (a == "--repetitions")
+      reps = std::atoi(argv[i + 1]);
+    else if (a == "--window")
+      window = std::atoi(argv[i + 1]);
+    else if (a == "-o")
+      out = argv[i + 1];
+  }
+  if (size < 2 || out.empty() || reps < 1 || window < 1) {
+    if (rank == 0)
+      std::fprintf(stderr, "usage: mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] -o TRACE.h5\n");
+    MPI_Finalize();
+    return 2;
+  }
+  char name[MPI_MAX_PROCESSOR_NAME] = {0}, other[MPI_MAX_PROCESSOR_NAME] = {0};
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  if (rank == 0)
+    MPI_Recv(other, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  else if (rank == 1)
+    MPI_Send(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, 9, MPI_COMM_WORLD);
+
+  std::vector<double> sizes;
+  for (std::size_t s = 1; s <= max_bytes; s *= 2)
+    sizes.push_back(static_cast<double>(s));
+  std::vector<char> buf(max_bytes * static_cast<std::size_t>(window) + 1, 1);
+  calibration::Dataset rt{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"},
+      ow{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"};
+  std::vector<MPI_Request> reqs(static_cast<std::size_t>(window));
+  for (double sd : sizes) {
+    const int s = static_cast<int>(sd);
+    for (int r = -2; r < reps; r++) { // two warm-up round trips
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      if (rank == 0) {
+        MPI_Send(buf.data(), s, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+        MPI_Recv(buf.data(), s, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else if (rank == 1) {
+        MPI_Recv(buf.data(), s, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(buf.data(), s, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+      }
+      if (rank == 0 && r >= 0)
+        rt.values.push_back(MPI_Wtime() - t0);
+    }
+    // One way: a window of messages in flight, then one acknowledgement.
+    const int w = sd * window > 256.0 * (1 << 20) ? 1 : window;
+    for (int r = -1; r < reps; r++) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      if (rank == 0) {
+        for (int k = 0; k < w; k++)
+          MPI_Isend(buf.data() + static_cast<std::size_t>(k) * static_cast<std::size_t>(s), s, MPI_BYTE, 1, 1,
+                    MPI_COMM_WORLD, &reqs[static_cast<std::size_t>(k)]);
+        MPI_Waitall(w, reqs.data(), MPI_STATUSES_IGNORE);
+        MPI_Recv(buf.data(), 0, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else if (rank == 1) {
+        for (int k = 0; k < w; k++)
+          MPI_Recv(buf.data() + static_cast<std::size_t>(k) * static_cast<std::size_t>(s), s, MPI_BYTE, 0, 1,
+                   MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(buf.data(), 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+      }
+      if (rank == 0 && r >= 0)
+        ow.values.push_back((MPI_Wtime() - t0) / w);
+    }
+  }
+  int rc = 0;
+  if (rank == 0) {
+    calibration::Trace trace;
+    trace.attributes = calibration::machine_attributes();
+    const std::string placement = std::strcmp(name, other) == 0 ? "intra-node" : "inter-node";
+    calibration::Dataset sz{sizes, {sizes.size()}, "B"};
+    calibration::Benchmark pp{"pingpong",
+                              {{"placement", placement},
+                               {"ranks", std::string(name) + " " + other},
+                               {"repetitions", std::to_string(reps)},
+                               {"what", "MPI_Send/MPI_Recv round trip between ranks 0 and 1"}},
+                              {{"size", sz}, {"round_trip", rt}}};
+    calibration::Benchmark one{"one_way",
+                               {{"placement", placement},
+                                {"window", std::to_string(window)},
+                                {"what", "per message: a window of MPI_Isend, MPI_Recv, one acknowledgement"}},
+                               {{"size", sz}, {"time", ow}}};
+    trace.benchmarks = {{"pingpong", pp}, {"one_way", one}};
+    try {
+      calibration::write_trace(out, trace);
+      std::printf("%s: %zu sizes x %d repetitions, %s\n", out.c_str(), sizes.size(), reps, placement.c_str());
+    } catch (const simcore::Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      rc = 2;
+    }
+  }
+  MPI_Finalize();
+  return rc;
+}

@@ -1,0 +1,112 @@
+/* STREAM-like memory bandwidth: copy (c = a) and triad (a = b + s c) over arrays far larger
+ * than the caches, with 1 to N threads, every repetition kept. Writes a calibration trace.
+ *   calib_stream [--bytes B] [--threads 1,2,...] [--repetitions R] -o TRACE.h5 */
+#include "calibration/trace_file.hpp"
+
+#include <simcore/error.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+double timed(const std::function<void(std::size_t, std::size_t)>& kernel, std::size_t n, int threads)
+{
+  std::vector<std::thread> pool;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int t = 0; t < threads; t++) {
+    const std::size_t lo = n * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
+    const std::size_t hi = n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
+    pool.emplace_back([&kernel, lo, hi] { kernel(lo, hi); });
+  }
+  for (auto& th : pool)
+    th.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+  std::size_t bytes = std::size_t{256} << 20; // per array
+  std::vector<int> threads;
+  int reps = 5;
+  std::string out;
+  for (int i = 1; i < argc; i++) {
+    const std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (!v) {
+      std::fprintf(stderr, "calib_stream: missing value after %s\n", a.c_str());
+      return 2;
+    }
+    i++;
+    if (a == "--bytes")
+      bytes = std::strtoull(v, nullptr, 10);
+    else if (a == "--repetitions")
+      reps = std::atoi(v);
+    else if (a == "--threads") {
+      std::stringstream s(v);
+      for (std::string t; std::getline(s, t, ',');)
+        threads.push_back(std::atoi(t.c_str()));
+    } else if (a == "-o")
+      out = v;
+    else {
+      std::fprintf(stderr, "calib_stream: unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  if (out.empty() || bytes < 1024 || reps < 1) {
+    std::fprintf(stderr, "usage: calib_stream [--bytes B] [--threads 1,2] [--repetitions R] -o TRACE.h5\n");
+    return 2;
+  }
+  if (threads.empty())
+    for (int t = 1; t <= static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); t *= 2)
+      threads.push_back(t);
+  const std::size_t n = bytes / sizeof(double);
+  std::vector<double> a(n, 1.0), b(n, 2.0), c(n, 0.0);
+  const double s = 3.0;
+  calibration::Dataset th{{}, {threads.size()}, ""}, copy{{}, {threads.size(), static_cast<std::size_t>(reps)}, "Bps"},
+      triad{{}, {threads.size(), static_cast<std::size_t>(reps)}, "Bps"};
+  for (int t : threads) {
+    th.values.push_back(t);
+    for (int r = 0; r < reps; r++) {
+      const double tc = timed([&](std::size_t lo, std::size_t hi) { std::memcpy(&c[lo], &a[lo], (hi - lo) * sizeof(double)); }, n, t);
+      const double tt = timed(
+          [&](std::size_t lo, std::size_t hi) {
+            for (std::size_t i = lo; i < hi; i++)
+              a[i] = b[i] + s * c[i];
+          },
+          n, t);
+      copy.values.push_back(2.0 * static_cast<double>(n * sizeof(double)) / tc);
+      triad.values.push_back(3.0 * static_cast<double>(n * sizeof(double)) / tt);
+    }
+    std::printf("threads %2d: copy %.2f GB/s, triad %.2f GB/s (last repetition)\n", t, copy.values.back() / 1e9,
+                triad.values.back() / 1e9);
+  }
+  if (a[n / 2] == 42.0) // keep the kernels
+    std::printf(" ");
+  calibration::Trace trace;
+  trace.attributes = calibration::machine_attributes();
+  calibration::Benchmark bm;
+  bm.name = "stream";
+  bm.parameters = {{"array_bytes", std::to_string(n * sizeof(double))},
+                   {"repetitions", std::to_string(reps)},
+                   {"what", "copy: c = a (memcpy), 2 x array bytes moved; triad: a = b + s c, 3 x array bytes"}};
+  bm.datasets = {{"threads", th}, {"copy_bandwidth", copy}, {"triad_bandwidth", triad}};
+  trace.benchmarks["stream"] = bm;
+  try {
+    calibration::write_trace(out, trace);
+  } catch (const simcore::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,39 @@
+/* Piecewise-linear fits of a time over a size (a message, an array), with the breakpoints
+ * found from the data: t = intercept_k + slope_k x size on segment k. Least squares on
+ * relative errors (Eigen), so small and large sizes weigh alike. */
+#pragma once
+
+#include <vector>
+
+namespace calibration {
+
+struct Segment {
+  double from;      ///< first size of the segment
+  double intercept; ///< s
+  double slope;     ///< s per size unit
+  double at(double x) const { return intercept + slope * x; }
+};
+
+struct FitQuality {
+  double r2 = 0;             ///< on the samples, 1 - SSres / SStot
+  double max_rel_error = 0;  ///< over the samples
+  double median_rel_error = 0;
+};
+
+struct PiecewiseFit {
+  std::vector<Segment> segments; ///< increasing `from`; the first starts at the smallest size
+  FitQuality quality;
+  double at(double x) const;
+  /** Where the latency (intercept) steps up from one segment to the next by more than
+   *  `jump` (relative): a protocol switch such as eager to rendezvous; 0 when none. */
+  double switch_point(double jump = 0.5) const;
+};
+
+/** Fits up to `max_segments` segments (each spanning at least `min_sizes` distinct sizes);
+ *  the count is chosen by the Bayesian information criterion. */
+PiecewiseFit fit_piecewise(const std::vector<double>& x, const std::vector<double>& y, int max_segments = 4,
+                           int min_sizes = 3);
+
+FitQuality fit_quality(const PiecewiseFit& fit, const std::vector<double>& x, const std::vector<double>& y);
+
+} // namespace calibration

@@ -1,0 +1,29 @@
+/* From calibration traces to a calibration profile (simcore-profile/1): network latency and
+ * bandwidth as piecewise segments over message size (SimGrid's SMPI factor syntax), memory
+ * copy rates from STREAM, fit quality for each part. */
+#pragma once
+
+#include "calibration/piecewise_fit.hpp"
+#include "calibration/trace_file.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace calibration {
+
+/** One-way times of a ping-pong benchmark: sizes (B) and half round trips (s), one sample
+ *  per repetition. */
+void pingpong_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times);
+
+/** SMPI's factor syntax for a fit, relative to (latency, bandwidth): "size:factor;..." from
+ *  the largest size down. */
+std::string latency_factors(const PiecewiseFit& fit, double latency);
+std::string bandwidth_factors(const PiecewiseFit& fit, double bandwidth);
+
+/** Fits every benchmark it knows in `traces` (read from `paths`). Throws
+ *  simcore::InputError when no trace holds a benchmark it can fit. */
+nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths);
+
+} // namespace calibration

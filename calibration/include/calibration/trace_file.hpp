@@ -1,0 +1,49 @@
+/* Calibration traces in HDF5: one file per benchmark run. Root attributes describe the
+ * machine and the build (host, CPU model, ISA flags, GPU, compiler and flags, date, git
+ * revision, schema version); one group per benchmark holds its parameters as attributes and
+ * every repetition's measurements as datasets, each with a "unit" attribute. Readable with
+ * h5py as is. */
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace calibration {
+
+constexpr const char* kTraceSchema = "simcore-calibration-trace/1";
+
+/** A dataset: row-major values, its shape (1 or 2 dimensions) and unit. */
+struct Dataset {
+  std::vector<double> values;
+  std::vector<std::size_t> shape;
+  std::string unit;
+  std::size_t rows() const { return shape.empty() ? 0 : shape[0]; }
+  std::size_t cols() const { return shape.size() > 1 ? shape[1] : 1; }
+  double at(std::size_t r, std::size_t c = 0) const { return values[r * cols() + c]; }
+};
+
+/** A benchmark's group: parameters (text) and datasets. */
+struct Benchmark {
+  std::string name;
+  std::map<std::string, std::string> parameters;
+  std::map<std::string, Dataset> datasets;
+};
+
+struct Trace {
+  std::map<std::string, std::string> attributes; ///< root: host, cpu_model, isa, gpu, ...
+  std::map<std::string, Benchmark> benchmarks;
+};
+
+/** Writes `trace` to `path` through a temporary file renamed at the end. */
+void write_trace(const std::string& path, const Trace& trace);
+
+/** Reads a trace; throws simcore::InputError naming the file and what is missing. */
+Trace read_trace(const std::string& path);
+
+/** Root attributes of this machine and build: host, cpu_model, isa (the AVX-512/SVE/...
+ *  flags the CPU reports), gpu, compiler, flags, date (UTC), git_revision, schema. */
+std::map<std::string, std::string> machine_attributes();
+
+} // namespace calibration

@@ -1,0 +1,159 @@
+#include "calibration/piecewise_fit.hpp"
+
+#include <simcore/quantile.hpp>
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace calibration {
+
+namespace {
+
+struct LineFit {
+  double intercept = 0, slope = 0, cost = std::numeric_limits<double>::infinity();
+};
+
+/** Weighted least squares (weights 1/y^2: relative errors) of y = a + b x on samples [lo, hi). */
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y, std::size_t lo, std::size_t hi)
+{
+  Eigen::Matrix2d a = Eigen::Matrix2d::Zero();
+  Eigen::Vector2d b = Eigen::Vector2d::Zero();
+  for (std::size_t i = lo; i < hi; i++) {
+    const double w = 1.0 / (y[i] * y[i]);
+    const Eigen::Vector2d row(1.0, x[i]);
+    a += w * row * row.transpose();
+    b += w * row * y[i];
+  }
+  LineFit f;
+  const Eigen::Vector2d s = a.ldlt().solve(b);
+  f.intercept = s(0);
+  f.slope = s(1);
+  f.cost = 0;
+  for (std::size_t i = lo; i < hi; i++) {
+    const double r = (f.intercept + f.slope * x[i] - y[i]) / y[i];
+    f.cost += r * r;
+  }
+  return f;
+}
+
+} // namespace
+
+double PiecewiseFit::at(double x) const
+{
+  const Segment* s = &segments.front();
+  for (const auto& seg : segments)
+    if (x >= seg.from)
+      s = &seg;
+  return s->at(x);
+}
+
+double PiecewiseFit::switch_point(double jump) const
+{
+  // A protocol switch (eager to rendezvous) adds a start-up: the latency steps up.
+  for (std::size_t k = 1; k < segments.size(); k++)
+    if (segments[k].intercept > std::max(segments[k - 1].intercept, 0.0) * (1 + jump) && segments[k].intercept > 0)
+      return segments[k].from;
+  return 0;
+}
+
+FitQuality fit_quality(const PiecewiseFit& fit, const std::vector<double>& x, const std::vector<double>& y)
+{
+  FitQuality q;
+  if (y.empty())
+    return q;
+  double mean = 0;
+  for (double v : y)
+    mean += v;
+  mean /= static_cast<double>(y.size());
+  double ss_res = 0, ss_tot = 0;
+  std::vector<double> rel;
+  for (std::size_t i = 0; i < y.size(); i++) {
+    const double p = fit.at(x[i]);
+    ss_res += (p - y[i]) * (p - y[i]);
+    ss_tot += (y[i] - mean) * (y[i] - mean);
+    rel.push_back(std::abs(p - y[i]) / std::abs(y[i]));
+  }
+  q.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1;
+  q.max_rel_error = *std::max_element(rel.begin(), rel.end());
+  q.median_rel_error = simcore::quantile(rel, 0.5);
+  return q;
+}
+
+PiecewiseFit fit_piecewise(const std::vector<double>& xs, const std::vector<double>& ys, int max_segments,
+                           int min_sizes)
+{
+  // Samples sorted by size; segment boundaries fall between distinct sizes.
+  std::vector<std::size_t> order(xs.size());
+  for (std::size_t i = 0; i < order.size(); i++)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return xs[a] < xs[b]; });
+  std::vector<double> x, y;
+  for (std::size_t i : order) {
+    x.push_back(xs[i]);
+    y.push_back(ys[i]);
+  }
+  std::vector<std::size_t> starts; // index of the first sample of each distinct size
+  for (std::size_t i = 0; i < x.size(); i++)
+    if (i == 0 || x[i] != x[i - 1])
+      starts.push_back(i);
+  const std::size_t m = starts.size();
+  starts.push_back(x.size());
+  const auto ms = static_cast<std::size_t>(std::max(min_sizes, 2));
+  // cost[i][j]: one line over distinct sizes [i, j).
+  std::map<std::pair<std::size_t, std::size_t>, LineFit> memo;
+  auto line = [&](std::size_t i, std::size_t j) -> const LineFit& {
+    auto key = std::make_pair(i, j);
+    auto it = memo.find(key);
+    if (it == memo.end())
+      it = memo.emplace(key, fit_line(x, y, starts[i], starts[j])).first;
+    return it->second;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const int kmax = std::max(1, std::min<int>(max_segments, static_cast<int>(m / ms)));
+  // best[k][j]: k segments over the first j distinct sizes.
+  std::vector<std::vector<double>> best(static_cast<std::size_t>(kmax) + 1, std::vector<double>(m + 1, inf));
+  std::vector<std::vector<std::size_t>> from(best.size(), std::vector<std::size_t>(m + 1, 0));
+  best[0][0] = 0;
+  for (int k = 1; k <= kmax; k++)
+    for (std::size_t j = ms * static_cast<std::size_t>(k); j <= m; j++)
+      for (std::size_t i = ms * static_cast<std::size_t>(k - 1); i + ms <= j; i++) {
+        if (best[k - 1][i] == inf)
+          continue;
+        const double c = best[k - 1][i] + line(i, j).cost;
+        if (c < best[k][j]) {
+          best[k][j] = c;
+          from[k][j] = i;
+        }
+      }
+  // The segment count by BIC on the relative residuals (3 parameters per segment).
+  const double n = static_cast<double>(x.size());
+  int chosen = 1;
+  double chosen_bic = inf;
+  for (int k = 1; k <= kmax; k++) {
+    if (best[k][m] == inf)
+      continue;
+    // Relative residuals below 1e-6 are noise of the arithmetic, not of the data.
+    const double bic = n * std::log(std::max(best[k][m] / n, 1e-12)) + 3.0 * k * std::log(n);
+    if (bic < chosen_bic - 1e-9) {
+      chosen_bic = bic;
+      chosen = k;
+    }
+  }
+  PiecewiseFit fit;
+  std::size_t j = m;
+  for (int k = chosen; k >= 1; k--) {
+    const std::size_t i = from[k][j];
+    const LineFit& l = line(i, j);
+    fit.segments.push_back({x[starts[i]], l.intercept, l.slope});
+    j = i;
+  }
+  std::reverse(fit.segments.begin(), fit.segments.end());
+  fit.quality = fit_quality(fit, x, y);
+  return fit;
+}
+
+} // namespace calibration

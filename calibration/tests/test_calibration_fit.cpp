@@ -1,0 +1,94 @@
+/* Calibration: the piecewise fitter on synthetic traces with known parameters and noise,
+ * SMPI factor syntax, and the HDF5 trace round trip. */
+#include <calibration/piecewise_fit.hpp>
+#include <calibration/profile_fitter.hpp>
+#include <calibration/trace_file.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <unistd.h>
+
+using calibration::fit_piecewise;
+
+namespace {
+
+/** One-way times of an eager/rendezvous network: 1 us + s / 5 GB/s up to 64 KiB, then
+ *  10 us + s / 10 GB/s; `reps` samples per size with relative Gaussian noise. */
+void synthetic(double noise, int reps, std::vector<double>& x, std::vector<double>& y)
+{
+  std::mt19937_64 rng(42);
+  std::normal_distribution<double> n(0, noise);
+  for (double s = 1; s <= 64 * 1048576.0; s *= 2)
+    for (int r = 0; r < reps; r++) {
+      const double t = s <= 65536 ? 1e-6 + s / 5e9 : 10e-6 + s / 10e9;
+      x.push_back(s);
+      y.push_back(t * (1 + n(rng)));
+    }
+}
+
+} // namespace
+
+TEST_CASE("piecewise fit recovers known segments from noisy samples", "[calibration]")
+{
+  std::vector<double> x, y;
+  synthetic(0.02, 10, x, y);
+  const auto fit = fit_piecewise(x, y);
+  REQUIRE(fit.segments.size() == 2);
+  CHECK(fit.segments[1].from == 131072); // the first size above 64 KiB
+  CHECK(fit.segments[0].intercept == Approx(1e-6).epsilon(0.05));
+  CHECK(1 / fit.segments[0].slope == Approx(5e9).epsilon(0.05));
+  CHECK(fit.segments[1].intercept == Approx(10e-6).epsilon(0.25)); // small against s/B there
+  CHECK(1 / fit.segments[1].slope == Approx(10e9).epsilon(0.02));
+  CHECK(fit.switch_point() == 131072);
+  CHECK(fit.quality.r2 > 0.99);
+  CHECK(fit.quality.median_rel_error < 0.03);
+}
+
+TEST_CASE("piecewise fit keeps one segment for one line", "[calibration]")
+{
+  std::vector<double> x, y;
+  for (double s = 1; s <= 1e6; s *= 2) {
+    x.push_back(s);
+    y.push_back(2e-6 + s / 1e9);
+  }
+  const auto fit = fit_piecewise(x, y);
+  REQUIRE(fit.segments.size() == 1);
+  CHECK(fit.segments[0].intercept == Approx(2e-6));
+  CHECK(fit.segments[0].slope == Approx(1e-9));
+  CHECK(fit.quality.max_rel_error < 1e-9);
+  CHECK(fit.switch_point() == 0);
+}
+
+TEST_CASE("SMPI factor syntax from a fit, largest size first", "[calibration]")
+{
+  calibration::PiecewiseFit fit;
+  fit.segments = {{1, 1e-6, 1 / 5e9}, {65536, 4e-6, 1 / 10e9}};
+  CHECK(calibration::latency_factors(fit, 1e-6) == "65536:4;0:1");
+  CHECK(calibration::bandwidth_factors(fit, 10e9) == "65536:1;0:0.5");
+}
+
+TEST_CASE("calibration trace round trip through HDF5", "[calibration]")
+{
+  calibration::Trace t;
+  t.attributes = calibration::machine_attributes();
+  t.benchmarks["pingpong"] = {"pingpong",
+                              {{"placement", "intra-node"}, {"repetitions", "2"}},
+                              {{"size", {{1, 2, 4}, {3}, "B"}}, {"round_trip", {{1, 2, 3, 4, 5, 6}, {3, 2}, "s"}}}};
+  const std::string path = "trace_roundtrip_" + std::to_string(getpid()) + ".h5";
+  calibration::write_trace(path, t);
+  const auto r = calibration::read_trace(path);
+  std::remove(path.c_str());
+  CHECK(r.attributes.at("schema") == calibration::kTraceSchema);
+  CHECK(r.attributes.at("host") == t.attributes.at("host"));
+  const auto& b = r.benchmarks.at("pingpong");
+  CHECK(b.parameters.at("placement") == "intra-node");
+  const auto& rt = b.datasets.at("round_trip");
+  CHECK(rt.shape == std::vector<std::size_t>{3, 2});
+  CHECK(rt.unit == "s");
+  CHECK(rt.at(2, 1) == 6);
+  CHECK(b.datasets.at("size").values == std::vector<double>{1, 2, 4});
+}
