@@ -122,7 +122,7 @@ def test_version(tmp_path):
 
 def test_unknown_command(tmp_path):
     proc = simcore("simulate", cwd=tmp_path, check_rc=2)
-    assert "unknown command 'simulate'; expected run, validate, models or platform" in proc.stderr
+    assert "unknown command 'simulate'; expected run, validate, models, platform or calibrate" in proc.stderr
 
 
 @pytest.mark.parametrize("args,message", [
