@@ -75,7 +75,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths)
 {
   nlohmann::ordered_json profile{{"schema", "simcore-profile/1"}};
   nlohmann::ordered_json config = nlohmann::ordered_json::object(), rates = nlohmann::ordered_json::object(),
-                         quality = nlohmann::ordered_json::object(), links = nlohmann::ordered_json::array();
+                         quality = nlohmann::ordered_json::object(), links = nlohmann::ordered_json::array(),
+                         hosts = nlohmann::ordered_json::array();
   nlohmann::ordered_json meta{{"traces", paths}};
   bool fitted = false;
   std::string host;
@@ -128,6 +129,24 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths)
         quality["network"]["segments"] = segs;
         quality["network"]["protocol_switch"] = fit.switch_point();
         fitted = true;
+      } else if (name == "dgemm") {
+        // Dense compute rate of one core: the median over repetitions at the largest size.
+        const Dataset& size = need(b, "size", path);
+        const Dataset& gflops = need(b, "gflops", path);
+        std::size_t largest = 0;
+        for (std::size_t r = 0; r < size.rows(); r++)
+          if (size.at(r) > size.at(largest))
+            largest = r;
+        const double rate = median_row(gflops, largest) * 1e9;
+        hosts.push_back({{"match", ".*"}, {"speed", number(rate) + "f"}});
+        rates["dgemm_flops"] = {{"value", rate}, {"unit", "flops"},
+                                {"doc", "DGEMM, one core, n = " + number(size.at(largest)) + " (" +
+                                            (b.parameters.count("path") ? b.parameters.at("path") : "?") + ")"}};
+        std::vector<double> spread;
+        for (std::size_t k = 0; k < gflops.cols(); k++)
+          spread.push_back(std::abs(gflops.at(largest, k) * 1e9 - rate) / rate);
+        quality["compute"] = {{"median_rel_spread", simcore::quantile(spread, 0.5)}};
+        fitted = true;
       } else if (name == "stream") {
         const Dataset& threads = need(b, "threads", path);
         const Dataset& copy = need(b, "copy_bandwidth", path);
@@ -157,8 +176,10 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths)
   }
   if (!fitted)
     throw simcore::InputError(paths.empty() ? "calibrate" : paths.front(),
-                              "no benchmark this fitter knows (pingpong, stream); expected calibration traces");
+                              "no benchmark this fitter knows (pingpong, stream, dgemm); expected calibration traces");
   profile["name"] = "fitted from " + std::to_string(paths.size()) + " trace(s) of " + host;
+  if (!hosts.empty())
+    profile["hosts"] = hosts;
   if (!links.empty())
     profile["links"] = links;
   profile["simgrid_config"] = config;

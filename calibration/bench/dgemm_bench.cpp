@@ -1,0 +1,93 @@
+/* DGEMM throughput of the blocked kernel (AVX-512 where the CPU has it) over square sizes,
+ * one core, every repetition kept, checked against the reference on the smallest size.
+ *   calib_dgemm [--sizes 256,512,1024] [--repetitions R] [--peak-gflops P] -o TRACE.h5 */
+#include "calibration/dgemm.hpp"
+#include "calibration/trace_file.hpp"
+
+#include <simcore/error.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+int main(int argc, char** argv)
+{
+  std::vector<double> sizes{256, 512, 1024, 2048};
+  int reps = 3;
+  double peak = 0;
+  std::string out;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--sizes") {
+      sizes.clear();
+      std::stringstream s(argv[i + 1]);
+      for (std::string t; std::getline(s, t, ',');)
+        sizes.push_back(std::atof(t.c_str()));
+    } else if (a == "--repetitions")
+      reps = std::atoi(argv[i + 1]);
+    else if (a == "--peak-gflops")
+      peak = std::atof(argv[i + 1]);
+    else if (a == "-o")
+      out = argv[i + 1];
+    else {
+      std::fprintf(stderr, "calib_dgemm: unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  if (out.empty() || sizes.empty() || reps < 1) {
+    std::fprintf(stderr, "usage: calib_dgemm [--sizes 256,512] [--repetitions R] [--peak-gflops P] -o TRACE.h5\n");
+    return 2;
+  }
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> u(-1, 1);
+  calibration::Dataset seconds{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"},
+      gflops{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "Gflop/s"};
+  double max_error = 0;
+  for (std::size_t si = 0; si < sizes.size(); si++) {
+    const auto n = static_cast<std::size_t>(sizes[si]);
+    std::vector<double> a(n * n), b(n * n), c(n * n, 0.0);
+    for (auto& x : a)
+      x = u(rng);
+    for (auto& x : b)
+      x = u(rng);
+    if (si == 0) { // correctness against the reference
+      std::vector<double> r(n * n, 0.0);
+      calibration::dgemm_reference(n, n, n, a.data(), b.data(), r.data());
+      calibration::dgemm_fast(n, n, n, a.data(), b.data(), c.data());
+      for (std::size_t i = 0; i < n * n; i++)
+        max_error = std::max(max_error, std::abs(c[i] - r[i]) / (1 + std::abs(r[i])));
+    }
+    for (int rep = 0; rep < reps; rep++) {
+      std::fill(c.begin(), c.end(), 0.0);
+      const auto t0 = std::chrono::steady_clock::now();
+      calibration::dgemm_fast(n, n, n, a.data(), b.data(), c.data());
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      seconds.values.push_back(t);
+      gflops.values.push_back(2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / t / 1e9);
+    }
+    std::printf("n %5zu: %.2f Gflop/s (%s)\n", n, gflops.values.back(), calibration::dgemm_fast_path());
+  }
+  calibration::Trace trace;
+  trace.attributes = calibration::machine_attributes();
+  calibration::Benchmark bm{"dgemm",
+                            {{"path", calibration::dgemm_fast_path()},
+                             {"threads", "1"},
+                             {"repetitions", std::to_string(reps)},
+                             {"max_rel_error_vs_reference", std::to_string(max_error)},
+                             {"peak_gflops", peak > 0 ? std::to_string(peak) : ""},
+                             {"what", "C += A B, square, row-major doubles, blocked with packing"}},
+                            {{"size", {sizes, {sizes.size()}, ""}}, {"seconds", seconds}, {"gflops", gflops}}};
+  trace.benchmarks["dgemm"] = bm;
+  try {
+    calibration::write_trace(out, trace);
+  } catch (const simcore::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+  return max_error < 1e-10 ? 0 : 1;
+}

@@ -1,0 +1,20 @@
+/* Dense matrix multiply kernels for calibration: C += A B, row-major, double precision.
+ * A plain reference, and a blocked kernel with an AVX-512 micro-kernel chosen at run time
+ * where the CPU has AVX-512F (identical results up to rounding; a portable blocked kernel
+ * otherwise). */
+#pragma once
+
+#include <cstddef>
+
+namespace calibration {
+
+/** C (m x n) += A (m x k) B (k x n); leading dimensions are the row lengths. */
+void dgemm_reference(std::size_t m, std::size_t n, std::size_t k, const double* a, const double* b, double* c);
+
+/** The same product, blocked for the caches, AVX-512 where available. */
+void dgemm_fast(std::size_t m, std::size_t n, std::size_t k, const double* a, const double* b, double* c);
+
+/** "avx512" or "portable": what dgemm_fast runs on this CPU. */
+const char* dgemm_fast_path();
+
+} // namespace calibration
