@@ -151,3 +151,17 @@ def test_dgemm_benchmark_sets_the_host_speed(tmp_path):
     p = json.loads(out.read_text())
     speed = float(p["hosts"][0]["speed"].rstrip("f"))
     assert speed == pytest.approx(np.median(gflops[1]) * 1e9, rel=1e-5)
+
+
+@pytest.mark.skipif(not (BIN / "calib_hash").exists(), reason="calib_hash needs Abseil, oneTBB and Boost")
+def test_hash_benchmark_compares_every_structure_on_one_workload(tmp_path):
+    trace = tmp_path / "hash.h5"
+    subprocess.run([str(BIN / "calib_hash"), "--buckets", "4096", "--queries", "100000", "--repetitions", "1", "-o",
+                    str(trace)], check=True, capture_output=True)
+    with h5py.File(trace, "r") as f:
+        g = f["hash_table"]
+        assert g.attrs["structures"].split(",")[0] == "simd_table"
+        hits = g["hit_share"][()]
+        assert len(hits) == 6 and np.allclose(hits, hits[0]) and abs(hits[0] - 0.1) < 0.01  # same answers, 90 % misses
+        assert (g["lookup_rate"][()] > 0).all()
+        assert g["insert_failure_rate"].shape == (4,)
