@@ -1,8 +1,11 @@
-/* MPI ping-pong (round trips of MPI_Send/MPI_Recv) and one-way streaming (a window of
- * MPI_Isend on rank 0, MPI_Recv on rank 1, then an acknowledgement) over message sizes from
- * 1 B to --max bytes in powers of two, every repetition kept. Ranks 0 and 1 take part; rank 0
+/* MPI ping-pong (round trips of MPI_Send/MPI_Recv), ping-ping (both ranks send one message
+ * to the other at once: MPI_Irecv, MPI_Isend, MPI_Waitall, as an exchange does; the time of
+ * a message while the other direction is busy) and one-way streaming (a
+ * window of MPI_Isend on rank 0, MPI_Recv on rank 1, then an acknowledgement) over message
+ * sizes from 1 B to --max bytes (powers of two and --per-octave - 1 sizes between each two),
+ * every repetition kept. Ranks 0 and 1 take part; rank 0
  * writes the calibration trace, noting whether both ran on one node.
- *   mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] -o TRACE.h5 */
+ *   mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] [--per-octave N] -o TRACE.h5 */
 #include "calibration/trace_file.hpp"
 
 #include <simcore/error.hpp>
@@ -22,7 +25,7 @@ int main(int argc, char** argv)
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::size_t max_bytes = std::size_t{64} << 20;
-  int reps = 20, window = 16;
+  int reps = 20, window = 16, per_octave = 4;
   std::string out;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
@@ -32,12 +35,15 @@ int main(int argc, char** argv)
       reps = std::atoi(argv[i + 1]);
     else if (a == "--window")
       window = std::atoi(argv[i + 1]);
+    else if (a == "--per-octave")
+      per_octave = std::atoi(argv[i + 1]);
     else if (a == "-o")
       out = argv[i + 1];
   }
-  if (size < 2 || out.empty() || reps < 1 || window < 1) {
+  if (size < 2 || out.empty() || reps < 1 || window < 1 || per_octave < 1 || per_octave > 8) {
     if (rank == 0)
-      std::fprintf(stderr, "usage: mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] -o TRACE.h5\n");
+      std::fprintf(stderr, "usage: mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] "
+                           "[--per-octave 1..8] -o TRACE.h5\n");
     MPI_Finalize();
     return 2;
   }
@@ -50,13 +56,20 @@ int main(int argc, char** argv)
     MPI_Send(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, 9, MPI_COMM_WORLD);
 
   std::vector<double> sizes;
+  // Powers of two and, with --per-octave N > 1, N - 1 sizes evenly spread between each two
+  // (denser samples let the fit place its breakpoints between powers of two).
   for (std::size_t s = 1; s <= max_bytes; s *= 2)
-    sizes.push_back(static_cast<double>(s));
+    for (int k = 0; k < per_octave; k++) {
+      const auto v = static_cast<std::size_t>(static_cast<double>(s) * (1 + static_cast<double>(k) / per_octave));
+      if (v <= max_bytes && (sizes.empty() || static_cast<double>(v) > sizes.back()))
+        sizes.push_back(static_cast<double>(v));
+    }
   // Separate send and receive buffers, as the OSU benchmarks and halo exchanges have them:
   // a send buffer that no receive overwrites stays clean in the caches.
   std::vector<char> buf(max_bytes * static_cast<std::size_t>(window) + 1, 1), sbuf(max_bytes + 1, 2);
   calibration::Dataset rt{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"},
-      ow{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"};
+      ow{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"},
+      pp2{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"};
   std::vector<MPI_Request> reqs(static_cast<std::size_t>(window));
   for (double sd : sizes) {
     const int s = static_cast<int>(sd);
@@ -72,6 +85,24 @@ int main(int argc, char** argv)
       }
       if (rank == 0 && r >= 0)
         rt.values.push_back(MPI_Wtime() - t0);
+    }
+    // Ping-ping: both ranks send and receive at once, as an exchange does it (receive posted
+    // first, then the send, then both waited for); the slower rank's time counts.
+    for (int r = -2; r < reps; r++) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t = 0;
+      if (rank < 2) {
+        const double t0 = MPI_Wtime();
+        MPI_Request req[2];
+        MPI_Irecv(buf.data(), s, MPI_BYTE, 1 - rank, 3, MPI_COMM_WORLD, &req[0]);
+        MPI_Isend(sbuf.data(), s, MPI_BYTE, 1 - rank, 3, MPI_COMM_WORLD, &req[1]);
+        MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+        t = MPI_Wtime() - t0;
+      }
+      double slowest = 0;
+      MPI_Reduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      if (rank == 0 && r >= 0)
+        pp2.values.push_back(slowest);
     }
     // One way: a window of messages in flight, then one acknowledgement.
     const int w = sd * window > 256.0 * (1 << 20) ? 1 : window;
@@ -104,6 +135,7 @@ int main(int argc, char** argv)
                               {{"placement", placement},
                                {"ranks", std::string(name) + " " + other},
                                {"repetitions", std::to_string(reps)},
+                               {"sizes_per_octave", std::to_string(per_octave)},
                                {"what", "MPI_Send/MPI_Recv round trip between ranks 0 and 1"}},
                               {{"size", sz}, {"round_trip", rt}}};
     calibration::Benchmark one{"one_way",
@@ -111,7 +143,11 @@ int main(int argc, char** argv)
                                 {"window", std::to_string(window)},
                                 {"what", "per message: a window of MPI_Isend, MPI_Recv, one acknowledgement"}},
                                {{"size", sz}, {"time", ow}}};
-    trace.benchmarks = {{"pingpong", pp}, {"one_way", one}};
+    calibration::Benchmark both{"pingping",
+                                {{"placement", placement},
+                                 {"what", "both ranks at once: MPI_Irecv, MPI_Isend, MPI_Waitall; the slower rank's time"}},
+                                {{"size", sz}, {"time", pp2}}};
+    trace.benchmarks = {{"pingpong", pp}, {"pingping", both}, {"one_way", one}};
     try {
       calibration::write_trace(out, trace);
       std::printf("%s: %zu sizes x %d repetitions, %s\n", out.c_str(), sizes.size(), reps, placement.c_str());

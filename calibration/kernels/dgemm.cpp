@@ -1,6 +1,7 @@
 #include "calibration/dgemm.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -90,6 +91,15 @@ __attribute__((target("avx512f"))) void micro_avx512(std::size_t kc, const doubl
     c50 = _mm512_fmadd_pd(x, b0, c50);
     c51 = _mm512_fmadd_pd(x, b1, c51);
   }
+  if (rows == kMr && cols == kNr) { // a whole tile: C updated with vectors
+    const __m512d acc_rows[kMr][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+    for (std::size_t r = 0; r < kMr; r++) {
+      double* cr = c + r * ldc;
+      _mm512_storeu_pd(cr, _mm512_add_pd(_mm512_loadu_pd(cr), acc_rows[r][0]));
+      _mm512_storeu_pd(cr + 8, _mm512_add_pd(_mm512_loadu_pd(cr + 8), acc_rows[r][1]));
+    }
+    return;
+  }
   alignas(64) double acc[kMr][kNr];
   _mm512_store_pd(acc[0], c00), _mm512_store_pd(acc[0] + 8, c01);
   _mm512_store_pd(acc[1], c10), _mm512_store_pd(acc[1] + 8, c11);
@@ -107,6 +117,25 @@ bool has_avx512()
   static const bool yes = __builtin_cpu_supports("avx512f");
   return yes;
 }
+
+/** `rounds` x 16 independent 8-wide FMAs (16 chains: more than latency x units on current
+ *  cores); returns a value that depends on every result. */
+__attribute__((target("avx512f"))) double fma_chains_avx512(std::size_t rounds)
+{
+  __m512d acc[16];
+  for (int i = 0; i < 16; i++)
+    acc[i] = _mm512_set1_pd(1.0 + 1e-3 * i);
+  const __m512d x = _mm512_set1_pd(0.999999), y = _mm512_set1_pd(1e-7);
+  for (std::size_t r = 0; r < rounds; r++)
+    for (int i = 0; i < 16; i++) // unrolled by the compiler: 16 FMAs on registers
+      acc[i] = _mm512_fmadd_pd(acc[i], x, y);
+  __m512d sum = acc[0];
+  for (int i = 1; i < 16; i++)
+    sum = _mm512_add_pd(sum, acc[i]);
+  alignas(64) double lanes[8];
+  _mm512_store_pd(lanes, sum);
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
+}
 #else
 bool has_avx512() { return false; }
 #endif
@@ -114,6 +143,63 @@ bool has_avx512() { return false; }
 } // namespace
 
 const char* dgemm_fast_path() { return has_avx512() ? "avx512" : "portable"; }
+
+namespace {
+
+/** The portable counterpart: 16 chains of 4 doubles (what the compiler vectorises). */
+double fma_chains_portable(std::size_t rounds)
+{
+  double acc[16][4];
+  for (int i = 0; i < 16; i++)
+    for (int l = 0; l < 4; l++)
+      acc[i][l] = 1.0 + 1e-3 * i + 1e-4 * l;
+  for (std::size_t r = 0; r < rounds; r++)
+    for (int i = 0; i < 16; i++)
+      for (int l = 0; l < 4; l++)
+        acc[i][l] = acc[i][l] * 0.999999 + 1e-7;
+  double sum = 0;
+  for (int i = 0; i < 16; i++)
+    for (int l = 0; l < 4; l++)
+      sum += acc[i][l];
+  return sum;
+}
+
+} // namespace
+
+double fma_peak_flops(double seconds)
+{
+#if defined(__x86_64__)
+  const bool wide = has_avx512();
+#else
+  const bool wide = false;
+#endif
+  const double flops_per_round = wide ? 16 * 8 * 2 : 16 * 4 * 2;
+  auto run = [&](std::size_t rounds) {
+#if defined(__x86_64__)
+    return wide ? fma_chains_avx512(rounds) : fma_chains_portable(rounds);
+#else
+    return fma_chains_portable(rounds);
+#endif
+  };
+  // Grow the count until one run lasts a fifth of the time, then keep the best of five runs.
+  using Clock = std::chrono::steady_clock;
+  std::size_t rounds = 1 << 14;
+  double sink = 0, t = 0;
+  do {
+    rounds *= 2;
+    const auto t0 = Clock::now();
+    sink += run(rounds);
+    t = std::chrono::duration<double>(Clock::now() - t0).count();
+  } while (t < seconds / 5 && rounds < (std::size_t{1} << 40));
+  double best = 0;
+  for (int k = 0; k < 5; k++) {
+    const auto t0 = Clock::now();
+    sink += run(rounds);
+    t = std::chrono::duration<double>(Clock::now() - t0).count();
+    best = std::max(best, static_cast<double>(rounds) * flops_per_round / t);
+  }
+  return sink == 0 ? best * 1.0000001 : best; // keeps the chains alive
+}
 
 void dgemm_fast(std::size_t m, std::size_t n, std::size_t k, const double* a, const double* b, double* c)
 {

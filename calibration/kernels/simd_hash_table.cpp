@@ -1,44 +1,48 @@
 #include "calibration/simd_hash_table.hpp"
+#include "hash_table_pipeline.hpp"
 
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+#include <sys/mman.h>
+
 
 namespace calibration {
 
 namespace {
 
-/** Three independent mixers (splitmix64 finalisers with different constants). */
-inline std::uint64_t mix(std::uint64_t x, int which)
-{
-  static constexpr std::uint64_t k1[3] = {0xbf58476d1ce4e5b9ULL, 0xd6e8feb86659fd93ULL, 0x94d049bb133111ebULL};
-  static constexpr std::uint64_t k2[3] = {0x94d049bb133111ebULL, 0xbf58476d1ce4e5b9ULL, 0xd6e8feb86659fd93ULL};
-  x += 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(which + 1);
-  x = (x ^ (x >> 30)) * k1[which];
-  x = (x ^ (x >> 27)) * k2[which];
-  return x ^ (x >> 31);
-}
-
-#if defined(__x86_64__)
-__attribute__((target("avx512f"))) long find_avx512_32(const std::uint32_t* bucket, std::uint32_t bits)
-{
-  const __m512i keys = _mm512_load_si512(bucket);
-  const __mmask16 hit = _mm512_cmpeq_epi32_mask(keys, _mm512_set1_epi32(static_cast<int>(bits)));
-  return hit ? __builtin_ctz(hit) : -1;
-}
-__attribute__((target("avx512f"))) long find_avx512_64(const std::uint64_t* bucket, std::uint64_t bits)
-{
-  const __m512i keys = _mm512_load_si512(bucket);
-  const __mmask8 hit = _mm512_cmpeq_epi64_mask(keys, _mm512_set1_epi64(static_cast<long long>(bits)));
-  return hit ? __builtin_ctz(hit) : -1;
-}
-#endif
+/** The AVX-512 bucket compare, out of line (its file alone is built for AVX-512). */
+template <typename Bits> struct Avx512Probe {
+  static long probe(const Bits* bucket, Bits bits) { return probe_avx512(bucket, bits); }
+};
 
 } // namespace
+
+void* huge_alloc(std::size_t bytes, bool* huge)
+{
+  if (huge)
+    *huge = false;
+  if (bytes == 0)
+    bytes = 1;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  // Transparent huge pages in "madvise" mode back only the ranges that ask for them; the
+  // pages come when first touched.
+  if (bytes >= (std::size_t{2} << 20) && madvise(p, bytes, MADV_HUGEPAGE) == 0 && huge)
+    *huge = true;
+#endif
+  return p;
+}
+
+void huge_free(void* p, std::size_t bytes)
+{
+  if (p)
+    munmap(p, bytes == 0 ? 1 : bytes);
+}
+
 
 template <typename Key> bool SimdHashTable<Key>::simd_available()
 {
@@ -52,24 +56,37 @@ template <typename Key> bool SimdHashTable<Key>::simd_available()
 
 template <typename Key>
 SimdHashTable<Key>::SimdHashTable(std::size_t buckets, double secondary_share)
-    : buckets_(buckets < 2 ? 2 : buckets), values_(buckets_ * kSlots), simd_(simd_available())
+    : buckets_(buckets < 2 ? 2 : buckets), simd_(simd_available())
 {
   primary_ = static_cast<std::size_t>(static_cast<double>(buckets_) * (1 - secondary_share));
   primary_ = primary_ < 1 ? 1 : (primary_ >= buckets_ ? buckets_ - 1 : primary_);
-  keys_ = static_cast<Bits*>(std::aligned_alloc(64, buckets_ * 64));
-  if (!keys_)
+  keys_bytes_ = buckets_ * 64;
+  values_bytes_ = capacity() * sizeof(std::uint64_t);
+  // mmap returns page-aligned memory: every bucket is 64-byte aligned.
+  keys_ = static_cast<Bits*>(huge_alloc(keys_bytes_, &huge_));
+  values_ = static_cast<std::uint64_t*>(huge_alloc(values_bytes_));
+  overflow_ = static_cast<std::uint8_t*>(std::calloc(buckets_, 1));
+  if (!overflow_) {
+    huge_free(keys_, keys_bytes_);
+    huge_free(values_, values_bytes_);
     throw std::bad_alloc();
-  std::memset(static_cast<void*>(keys_), 0xff, buckets_ * 64); // every slot kEmpty
+  }
+  std::memset(static_cast<void*>(keys_), 0xff, keys_bytes_); // every slot kEmpty
 }
 
-template <typename Key> SimdHashTable<Key>::~SimdHashTable() { std::free(keys_); }
+template <typename Key> SimdHashTable<Key>::~SimdHashTable()
+{
+  huge_free(keys_, keys_bytes_);
+  huge_free(values_, values_bytes_);
+  std::free(overflow_);
+}
 
 template <typename Key> std::size_t SimdHashTable<Key>::bucket_of(Bits bits, int which) const
 {
-  const std::uint64_t h = mix(bits, which);
+  const std::uint64_t h = hash_mix(bits, which);
   if (which < 2) // primary region: buckets [0, primary_)
-    return static_cast<std::size_t>((static_cast<unsigned __int128>(h) * primary_) >> 64);
-  return primary_ + static_cast<std::size_t>((static_cast<unsigned __int128>(h) * (buckets_ - primary_)) >> 64);
+    return scale_hash(h, primary_);
+  return primary_ + scale_hash(h, buckets_ - primary_);
 }
 
 template <typename Key> long SimdHashTable<Key>::find_in(std::size_t bucket, Bits bits) const
@@ -77,10 +94,7 @@ template <typename Key> long SimdHashTable<Key>::find_in(std::size_t bucket, Bit
   const Bits* b = keys_ + bucket * kSlots;
 #if defined(__x86_64__)
   if (simd_) {
-    if constexpr (sizeof(Key) == 4)
-      return find_avx512_32(b, bits);
-    else
-      return find_avx512_64(b, bits);
+    return probe_avx512(b, bits);
   }
 #endif
   for (std::size_t i = 0; i < kSlots; i++)
@@ -95,13 +109,17 @@ template <typename Key> bool SimdHashTable<Key>::insert(Key key, std::uint64_t v
   std::memcpy(&bits, &key, sizeof bits);
   if (bits == kEmpty)
     return false;
+  std::uint64_t present;
+  if (find(key, present)) // erased slots may sit before the key's bucket: look first
+    return true;
+  const std::uint64_t h0 = hash_mix(bits, 0);
   for (int which = 0; which < 3; which++) {
-    const std::size_t bucket = bucket_of(bits, which);
+    const std::size_t bucket = which == 0 ? scale_hash(h0, primary_) : bucket_of(bits, which);
     Bits* b = keys_ + bucket * kSlots;
     for (std::size_t i = 0; i < kSlots; i++) {
       Bits seen = __atomic_load_n(b + i, __ATOMIC_ACQUIRE);
       if (seen == bits)
-        return true; // already there
+        return true; // inserted meanwhile
       if (seen != kEmpty)
         continue;
       // Claim the slot, then write the value: concurrent inserts never share a slot.
@@ -113,8 +131,22 @@ template <typename Key> bool SimdHashTable<Key>::insert(Key key, std::uint64_t v
       if (expected == bits)
         return true; // another thread inserted the same key
     }
+    // Full: the key goes on. Mark it before it lands further, so that lookups follow.
+    if (which < 2)
+      __atomic_fetch_or(&overflow_[bucket], filter_bit(h0), __ATOMIC_ACQ_REL);
   }
   return false; // all three buckets full
+}
+
+template <typename Key>
+bool SimdHashTable<Key>::find_from(Bits bits, std::uint64_t h0, int first, std::uint64_t& value) const
+{
+  const HashTableView<Bits> view{keys_, values_, overflow_, buckets_, primary_};
+#if defined(__x86_64__)
+  if (simd_)
+    return search_from<Bits, Avx512Probe<Bits>>(view, bits, h0, first, value);
+#endif
+  return search_from<Bits, ScalarProbe<Bits>>(view, bits, h0, first, value);
 }
 
 template <typename Key> bool SimdHashTable<Key>::find(Key key, std::uint64_t& value) const
@@ -123,41 +155,50 @@ template <typename Key> bool SimdHashTable<Key>::find(Key key, std::uint64_t& va
   std::memcpy(&bits, &key, sizeof bits);
   if (bits == kEmpty)
     return false;
+  return find_from(bits, hash_mix(bits, 0), 0, value);
+}
+
+template <typename Key> bool SimdHashTable<Key>::erase(Key key)
+{
+  Bits bits;
+  std::memcpy(&bits, &key, sizeof bits);
+  if (bits == kEmpty)
+    return false;
+  const std::uint64_t h0 = hash_mix(bits, 0);
+  const std::uint8_t bit = filter_bit(h0);
   for (int which = 0; which < 3; which++) {
-    const std::size_t bucket = bucket_of(bits, which);
+    const std::size_t bucket = which == 0 ? scale_hash(h0, primary_) : bucket_of(bits, which);
     const long slot = find_in(bucket, bits);
     if (slot >= 0) {
-      value = __atomic_load_n(&values_[bucket * kSlots + static_cast<std::size_t>(slot)], __ATOMIC_ACQUIRE);
-      return true;
+      // The filters stay as they are: they may only say "maybe", never miss a key.
+      Bits expected = bits;
+      return __atomic_compare_exchange_n(keys_ + bucket * kSlots + slot, &expected, kEmpty, false, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE);
     }
-    // Inserts fill a key's buckets in order: a bucket with an empty slot ends the search.
-    if (find_in(bucket, kEmpty) >= 0)
+    if (which == 2 || !(__atomic_load_n(&overflow_[bucket], __ATOMIC_ACQUIRE) & bit))
       return false;
   }
   return false;
+}
+
+template <typename Key> double SimdHashTable<Key>::overflowed_share() const
+{
+  std::size_t n = 0;
+  for (std::size_t b = 0; b < buckets_; b++)
+    n += overflow_[b] != 0;
+  return static_cast<double>(n) / static_cast<double>(buckets_);
 }
 
 template <typename Key>
 std::size_t SimdHashTable<Key>::find_many(const Key* keys, std::size_t n, std::uint64_t* values,
                                           unsigned char* found) const
 {
-  constexpr std::size_t kAhead = 16; // lookups in flight
-  auto prefetch = [&](std::size_t i) {
-    Bits bits;
-    std::memcpy(&bits, &keys[i], sizeof bits);
-    for (int which = 0; which < 3; which++)
-      __builtin_prefetch(keys_ + bucket_of(bits, which) * kSlots, 0, 0);
-  };
-  for (std::size_t i = 0; i < n && i < kAhead; i++)
-    prefetch(i);
-  std::size_t hits = 0;
-  for (std::size_t i = 0; i < n; i++) {
-    if (i + kAhead < n)
-      prefetch(i + kAhead);
-    found[i] = find(keys[i], values[i]) ? 1 : 0;
-    hits += found[i];
-  }
-  return hits;
+  const HashTableView<Bits> view{keys_, values_, overflow_, buckets_, primary_};
+#if defined(__x86_64__)
+  if (simd_)
+    return pipelined_lookups_avx512(view, keys, n, values, found, depth_);
+#endif
+  return pipelined_lookups<Bits, ScalarProbe<Bits>, kMaxDepth>(view, keys, n, values, found, depth_);
 }
 
 template class SimdHashTable<float>;

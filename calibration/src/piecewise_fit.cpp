@@ -17,7 +17,8 @@ struct LineFit {
   double intercept = 0, slope = 0, cost = std::numeric_limits<double>::infinity();
 };
 
-/** Weighted least squares (weights 1/y^2: relative errors) of y = a + b x on samples [lo, hi). */
+/** Weighted least squares (weights 1/y^2: relative errors) of y = a + b x on samples [lo, hi),
+ *  with a >= 0. */
 LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y, std::size_t lo, std::size_t hi)
 {
   Eigen::Matrix2d a = Eigen::Matrix2d::Zero();
@@ -32,6 +33,12 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y, std
   const Eigen::Vector2d s = a.ldlt().solve(b);
   f.intercept = s(0);
   f.slope = s(1);
+  if (f.intercept < 0 && a(1, 1) > 0) {
+    // A time has no negative start-up (and SimGrid takes none): the cost is convex, so the
+    // best line with intercept >= 0 then has intercept 0, the slope fitted alone.
+    f.intercept = 0;
+    f.slope = b(1) / a(1, 1);
+  }
   f.cost = 0;
   for (std::size_t i = lo; i < hi; i++) {
     const double r = (f.intercept + f.slope * x[i] - y[i]) / y[i];

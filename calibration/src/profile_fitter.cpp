@@ -1,10 +1,13 @@
 #include "calibration/profile_fitter.hpp"
+#include "calibration/stencil_fit.hpp"
 
 #include <simcore/error.hpp>
 #include <simcore/quantile.hpp>
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <optional>
 
 namespace calibration {
 
@@ -38,7 +41,66 @@ double median_row(const Dataset& d, std::size_t r)
   return simcore::quantile(v, 0.5);
 }
 
+/** Ping-pong (and ping-ping) samples of every trace of one placement. */
+struct NetworkSamples {
+  std::vector<double> pingpong_sizes, pingpong_times, pingping_sizes, pingping_times;
+  bool all_have_pingping = true;
+  int traces = 0;
+};
+
+/** A network fit's quality and segments. */
+nlohmann::ordered_json network_quality(const PiecewiseFit& fit)
+{
+  nlohmann::ordered_json q = quality_json(fit.quality);
+  nlohmann::ordered_json segs = nlohmann::ordered_json::array();
+  for (const auto& s : fit.segments)
+    segs.push_back({{"from", s.from}, {"latency", s.intercept}, {"bandwidth", s.slope > 0 ? 1.0 / s.slope : 0.0}});
+  q["segments"] = segs;
+  q["protocol_switch"] = fit.switch_point();
+  return q;
+}
+
+/** The median time of each size (the fit should not chase a first round trip or a
+ *  descheduled process), and every sample's relative distance to its median. */
+void median_per_size(std::vector<double> sizes, std::vector<double> times, std::vector<double>& msizes,
+                     std::vector<double>& mtimes, std::vector<double>& spread)
+{
+  // Samples of several traces: grouped by size first.
+  std::vector<std::size_t> order(sizes.size());
+  for (std::size_t i = 0; i < order.size(); i++)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sizes[a] < sizes[b]; });
+  std::vector<double> s2, t2;
+  for (std::size_t i : order)
+    s2.push_back(sizes[i]), t2.push_back(times[i]);
+  sizes.swap(s2);
+  times.swap(t2);
+  for (std::size_t i = 0; i < sizes.size();) {
+    std::size_t j = i;
+    std::vector<double> v;
+    while (j < sizes.size() && sizes[j] == sizes[i])
+      v.push_back(times[j++]);
+    const double med = simcore::quantile(v, 0.5);
+    msizes.push_back(sizes[i]);
+    mtimes.push_back(med);
+    for (double x : v)
+      spread.push_back(std::abs(x - med) / med);
+    i = j;
+  }
+}
+
 } // namespace
+
+void pingping_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times)
+{
+  const Dataset& size = need(b, "size", b.name);
+  const Dataset& time = need(b, "time", b.name);
+  for (std::size_t r = 0; r < time.rows(); r++)
+    for (std::size_t c = 0; c < time.cols(); c++) {
+      sizes.push_back(size.at(r));
+      times.push_back(time.at(r, c));
+    }
+}
 
 void pingpong_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times)
 {
@@ -51,11 +113,19 @@ void pingpong_samples(const Benchmark& b, std::vector<double>& sizes, std::vecto
     }
 }
 
+namespace {
+
+/** SMPI applies an entry "X:factor" to messages larger than X: a segment from size S (whole
+ *  bytes) is written as S - 1, the first one as 0. */
+double bound_of(const Segment& s, bool first) { return first ? 0 : std::max(s.from - 1, 0.0); }
+
+} // namespace
+
 std::string latency_factors(const PiecewiseFit& fit, double latency)
 {
   std::string out;
   for (auto it = fit.segments.rbegin(); it != fit.segments.rend(); ++it)
-    out += (out.empty() ? "" : ";") + number(it == std::prev(fit.segments.rend()) ? 0 : it->from) + ":" +
+    out += (out.empty() ? "" : ";") + number(bound_of(*it, it == std::prev(fit.segments.rend()))) + ":" +
            number(std::max(it->intercept, 1e-12) / latency);
   return out;
 }
@@ -65,20 +135,26 @@ std::string bandwidth_factors(const PiecewiseFit& fit, double bandwidth)
   std::string out;
   for (auto it = fit.segments.rbegin(); it != fit.segments.rend(); ++it) {
     const double bw = it->slope > 0 ? 1.0 / it->slope : bandwidth;
-    out += (out.empty() ? "" : ";") + number(it == std::prev(fit.segments.rend()) ? 0 : it->from) + ":" +
+    out += (out.empty() ? "" : ";") + number(bound_of(*it, it == std::prev(fit.segments.rend()))) + ":" +
            number(bw / bandwidth);
   }
   return out;
 }
 
-nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths)
+nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const FitOptions& options)
 {
+  if (options.network_pattern != "auto" && options.network_pattern != "pingpong" &&
+      options.network_pattern != "pingping")
+    throw simcore::InputError("command line", "network pattern '" + options.network_pattern +
+                                                  "'; expected auto, pingpong or pingping");
   nlohmann::ordered_json profile{{"schema", "simcore-profile/1"}};
   nlohmann::ordered_json config = nlohmann::ordered_json::object(), rates = nlohmann::ordered_json::object(),
                          quality = nlohmann::ordered_json::object(), links = nlohmann::ordered_json::array(),
                          hosts = nlohmann::ordered_json::array();
   nlohmann::ordered_json meta{{"traces", paths}};
   bool fitted = false;
+  std::map<std::string, NetworkSamples> networks; // by placement
+  std::optional<StencilFit> stencil; // its rates need the host speed, which a later trace may give
   std::string host;
   for (const auto& path : paths) {
     const Trace t = read_trace(path);
@@ -87,47 +163,20 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths)
     meta["machines"].push_back(t.attributes);
     for (const auto& [name, b] : t.benchmarks) {
       if (name == "pingpong") {
-        std::vector<double> sizes, times;
-        pingpong_samples(b, sizes, times);
-        // Fit the median of each size's repetitions (a first round trip, a descheduled
-        // process: outliers that a least-squares fit should not chase); report the spread.
-        std::vector<double> msizes, mtimes, spread;
-        for (std::size_t i = 0; i < sizes.size();) {
-          std::size_t j = i;
-          std::vector<double> v;
-          while (j < sizes.size() && sizes[j] == sizes[i])
-            v.push_back(times[j++]);
-          const double med = simcore::quantile(v, 0.5);
-          msizes.push_back(sizes[i]);
-          mtimes.push_back(med);
-          for (double x : v)
-            spread.push_back(std::abs(x - med) / med);
-          i = j;
-        }
-        const PiecewiseFit fit = fit_piecewise(msizes, mtimes);
-        // The reference: the first segment's latency, the last segment's bandwidth.
-        const double latency = std::max(fit.segments.front().intercept, 1e-9);
-        const double bandwidth = fit.segments.back().slope > 0 ? 1.0 / fit.segments.back().slope : 1e12;
+        // The network's times: of a message alone (ping-pong) or of a message while the other
+        // direction is busy too (ping-ping, where the trace has it and the options allow).
+        // Samples of every trace of one placement are pooled, then fitted once.
+        const bool has_pingping = t.benchmarks.count("pingping") != 0;
+        if (options.network_pattern == "pingping" && !has_pingping)
+          throw simcore::InputError(path, "no 'pingping' group for --network-pattern pingping; expected a trace of "
+                                          "calib_pingpong (which measures both)");
         const auto placement = b.parameters.count("placement") ? b.parameters.at("placement") : "inter-node";
-        config["network/model"] = "SMPI";
-        config["smpi/lat-factor"] = latency_factors(fit, latency);
-        config["smpi/bw-factor"] = bandwidth_factors(fit, bandwidth);
-        if (placement == "intra-node") { // the route of two ranks on one host: its loopback
-          config["network/loopback-lat"] = number(latency);
-          config["network/loopback-bw"] = number(bandwidth);
-        } else {
-          links.push_back({{"match", ".*"}, {"bandwidth", number(bandwidth) + "Bps"}, {"latency", number(latency) + "s"}});
-        }
-        rates["network_latency"] = {{"value", latency}, {"unit", "s"}, {"doc", "ping-pong, smallest messages"}};
-        rates["network_bandwidth"] = {{"value", bandwidth}, {"unit", "Bps"}, {"doc", "ping-pong, largest messages"}};
-        nlohmann::ordered_json segs = nlohmann::ordered_json::array();
-        for (const auto& s : fit.segments)
-          segs.push_back({{"from", s.from}, {"latency", s.intercept}, {"bandwidth", s.slope > 0 ? 1.0 / s.slope : 0.0}});
-        quality["network"] = quality_json(fit.quality);
-        quality["network"]["median_rel_spread_of_repetitions"] = simcore::quantile(spread, 0.5);
-        quality["network"]["placement"] = placement;
-        quality["network"]["segments"] = segs;
-        quality["network"]["protocol_switch"] = fit.switch_point();
+        NetworkSamples& n = networks[placement];
+        pingpong_samples(b, n.pingpong_sizes, n.pingpong_times);
+        if (has_pingping)
+          pingping_samples(t.benchmarks.at("pingping"), n.pingping_sizes, n.pingping_times);
+        n.all_have_pingping = n.all_have_pingping && has_pingping;
+        n.traces++;
         fitted = true;
       } else if (name == "dgemm") {
         // Dense compute rate of one core: the median over repetitions at the largest size.
@@ -171,12 +220,103 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths)
         quality["memory"] = {{"max_rel_spread", spread.empty() ? 0.0 : *std::max_element(spread.begin(), spread.end())},
                              {"median_rel_spread", simcore::quantile(spread, 0.5)}};
         fitted = true;
+      } else if (name == "hash_table") {
+        // Memory-bound lookups: the pipelined SIMD table's rate (the row named so), and the
+        // random cache lines one core reads per second with misses overlapped.
+        const Dataset& rate = need(b, "lookup_rate", path);
+        const auto structures = b.parameters.count("structures") ? b.parameters.at("structures") : "";
+        std::size_t row = 0, k = 0;
+        bool named = false;
+        for (std::size_t from = 0; from <= structures.size(); k++) {
+          const std::size_t to = std::min(structures.find(',', from), structures.size());
+          if (structures.substr(from, to - from) == "simd_table_batched") {
+            row = k, named = true;
+            break;
+          }
+          from = to + 1;
+        }
+        if (!named || row >= rate.rows())
+          throw simcore::InputError(path + " (hash_table)", "no 'simd_table_batched' row among the structures; "
+                                                            "expected a trace written by calib_hash");
+        const double lookups = median_row(rate, row);
+        rates["hash_lookup_rate"] = {{"value", lookups}, {"unit", "1/s"},
+                                     {"doc", "SIMD hash table lookups per second, one core, " +
+                                                 (b.parameters.count("miss_rate") ? b.parameters.at("miss_rate") : "?") +
+                                                 " misses, pipelined"}};
+        if (b.datasets.count("random_line_rate")) {
+          const Dataset& lines = b.datasets.at("random_line_rate");
+          rates["random_line_rate"] = {{"value", *std::max_element(lines.values.begin(), lines.values.end())},
+                                       {"unit", "1/s"},
+                                       {"doc", "random cache lines read per second, one core, misses overlapped"}};
+          rates["memory_latency"] = {{"value", 1.0 / lines.values.front()}, {"unit", "s"},
+                                     {"doc", "one dependent random access over the table's size"}};
+        }
+        fitted = true;
+      } else if (name == "cuda") {
+        // GPU kernels: each kernel's median rate as a named rate (models of GPU work read them).
+        const auto device = b.parameters.count("device") ? b.parameters.at("device") : "?";
+        for (const auto& [kernel, d] : b.datasets) {
+          if (d.values.empty())
+            continue;
+          rates["gpu_" + kernel + "_flops"] = {{"value", simcore::quantile(d.values, 0.5) * 1e9},
+                                               {"unit", "flops"},
+                                               {"doc", kernel + " on " + device + ", median of the repetitions"}};
+        }
+        fitted = true;
+      } else if (name == "stencil") {
+        stencil = fit_stencil(b, path);
+        fitted = true;
       }
+    }
+  }
+  // Networks: the intra-node one first, so that an inter-node fit given alongside sets the
+  // SMPI factors (which apply to every message) while the intra-node one keeps the loopback.
+  for (const char* placement : {"intra-node", "inter-node"}) {
+    const auto it = networks.find(placement);
+    if (it == networks.end())
+      continue;
+    const NetworkSamples& n = it->second;
+    const bool concurrent = n.all_have_pingping && options.network_pattern != "pingpong";
+    std::vector<double> msizes, mtimes, spread;
+    median_per_size(concurrent ? n.pingping_sizes : n.pingpong_sizes, concurrent ? n.pingping_times : n.pingpong_times,
+                    msizes, mtimes, spread);
+    const PiecewiseFit fit = fit_piecewise(msizes, mtimes, options.max_segments);
+    // The reference: the first segment's latency, the last segment's bandwidth.
+    const double latency = std::max(fit.segments.front().intercept, 1e-9);
+    const double bandwidth = fit.segments.back().slope > 0 ? 1.0 / fit.segments.back().slope : 1e12;
+    config["network/model"] = "SMPI";
+    config["smpi/lat-factor"] = latency_factors(fit, latency);
+    config["smpi/bw-factor"] = bandwidth_factors(fit, bandwidth);
+    if (std::string(placement) == "intra-node") { // the route of two ranks on one host: its loopback
+      config["network/loopback-lat"] = number(latency);
+      config["network/loopback-bw"] = number(bandwidth);
+    } else {
+      links.push_back({{"match", ".*"}, {"bandwidth", number(bandwidth) + "Bps"}, {"latency", number(latency) + "s"}});
+    }
+    const std::string pattern = concurrent ? "ping-ping" : "ping-pong";
+    rates["network_latency"] = {{"value", latency}, {"unit", "s"}, {"doc", pattern + ", smallest messages"}};
+    rates["network_bandwidth"] = {{"value", bandwidth}, {"unit", "Bps"}, {"doc", pattern + ", largest messages"}};
+    auto& q = quality[std::string(placement) == "intra-node" && networks.count("inter-node") ? "network_intra_node"
+                                                                                              : "network"];
+    q = network_quality(fit);
+    q["median_rel_spread_of_repetitions"] = simcore::quantile(spread, 0.5);
+    q["placement"] = placement;
+    q["pattern"] = concurrent ? "pingping" : "pingpong";
+    q["traces"] = n.traces;
+    if (n.all_have_pingping) { // the other pattern's fit, for comparison
+      std::vector<double> ms2, mt2, sp2;
+      median_per_size(concurrent ? n.pingpong_sizes : n.pingping_sizes,
+                      concurrent ? n.pingpong_times : n.pingping_times, ms2, mt2, sp2);
+      auto& o = q[concurrent ? "pingpong_fit_not_applied" : "pingping_fit_not_applied"];
+      o = network_quality(fit_piecewise(ms2, mt2, options.max_segments));
     }
   }
   if (!fitted)
     throw simcore::InputError(paths.empty() ? "calibrate" : paths.front(),
-                              "no benchmark this fitter knows (pingpong, stream, dgemm); expected calibration traces");
+                              "no benchmark this fitter knows (pingpong, stream, dgemm, stencil, hash_table, cuda); "
+                              "expected calibration traces");
+  if (stencil)
+    add_stencil_rates(*stencil, hosts, rates, quality);
   profile["name"] = "fitted from " + std::to_string(paths.size()) + " trace(s) of " + host;
   if (!hosts.empty())
     profile["hosts"] = hosts;

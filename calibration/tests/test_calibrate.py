@@ -56,11 +56,17 @@ def test_stream_benchmark_writes_a_readable_trace(tmp_path):
 def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
     trace = tmp_path / "pp.h5"
     subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(BIN / "calib_pingpong"), "--max", "1048576",
-                    "--repetitions", "3", "-o", str(trace)], check=True, capture_output=True, env=MPI_ENV, timeout=300)
+                    "--repetitions", "3", "--per-octave", "2", "-o", str(trace)], check=True, capture_output=True,
+                   env=MPI_ENV, timeout=300)
+    # Powers of two from 1 B to 1 MiB and the sizes halfway between (3, 6, 12, ...).
+    expected = sorted({2**k for k in range(21)} | {3 * 2**k for k in range(19)})
     with h5py.File(trace, "r") as f:
         assert f["pingpong"].attrs["placement"] in (b"intra-node", "intra-node")
-        assert f["pingpong/round_trip"].shape == (21, 3)
-        assert f["one_way/time"].shape == (21, 3)
+        assert list(f["pingpong/size"][()]) == expected
+        assert f["pingpong/round_trip"].shape == (len(expected), 3)
+        assert f["pingping/time"].shape == (len(expected), 3)
+        assert f["one_way/time"].shape == (len(expected), 3)
+        assert (f["pingping/time"][()] > 0).all()
     res, out = calibrate(tmp_path, trace)
     assert res.returncode == 0, res.stderr
     p = json.loads(out.read_text())
@@ -69,6 +75,12 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
     # Fit quality depends on how quiet the machine is (shared here): only its presence is checked.
     q = p["quality"]["network"]
     assert {"r2", "median_rel_error", "max_rel_error", "segments"} <= set(q) and len(q["segments"]) >= 1
+    assert q["pattern"] == "pingping" and "pingpong_fit_not_applied" in q
+    # Asked for, the ping-pong times are applied instead.
+    res2 = subprocess.run([str(BIN / "simcore"), "calibrate", str(trace), "-o", str(tmp_path / "pp.json"),
+                           "--network-pattern", "pingpong"], capture_output=True, text=True)
+    assert res2.returncode == 0, res2.stderr
+    assert json.loads((tmp_path / "pp.json").read_text())["quality"]["network"]["pattern"] == "pingpong"
 
 
 def test_fitter_recovers_a_synthetic_network(tmp_path):
@@ -160,8 +172,191 @@ def test_hash_benchmark_compares_every_structure_on_one_workload(tmp_path):
                     str(trace)], check=True, capture_output=True)
     with h5py.File(trace, "r") as f:
         g = f["hash_table"]
-        assert g.attrs["structures"].split(",")[0] == "simd_table"
+        names = g.attrs["structures"].split(",")
+        assert names[:3] == ["simd_table", "simd_table_batched", "simd_table_batched_scalar"]
+        assert {"absl_flat_hash_map", "std_unordered_map", "tbb_concurrent_hash_map"} <= set(names)
         hits = g["hit_share"][()]
-        assert len(hits) == 6 and np.allclose(hits, hits[0]) and abs(hits[0] - 0.1) < 0.01  # same answers, 90 % misses
+        assert len(hits) == len(names) == 9
+        assert np.allclose(hits, hits[0]) and abs(hits[0] - 0.1) < 0.01  # same answers, 90 % misses
         assert (g["lookup_rate"][()] > 0).all()
         assert g["insert_failure_rate"].shape == (4,)
+        lines = g["random_line_rate"][()]
+        assert list(g["chains"][()])[0] == 1 and lines.max() >= lines[0] > 0  # overlapped misses: at least as fast
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 0, res.stderr
+    rates = json.loads(out.read_text())["rates"]
+    with h5py.File(trace, "r") as f:
+        batched = np.median(f["hash_table/lookup_rate"][()][1])
+    assert rates["hash_lookup_rate"]["value"] == pytest.approx(batched)
+    assert rates["random_line_rate"]["value"] == pytest.approx(lines.max())
+    assert rates["memory_latency"]["value"] == pytest.approx(1 / lines[0])
+
+
+def write_synthetic_stencil(path, cells, rates, stencil="7-point", variables=5):
+    """A calib_stencil trace as h5py writes it: `rates` holds one row of repetitions per size."""
+    rates = np.asarray(rates, dtype=float)
+    with h5py.File(path, "w") as f:
+        f.attrs["schema"] = "simcore-calibration-trace/1"
+        f.attrs["host"] = "synthetic"
+        g = f.create_group("stencil")
+        g.attrs["stencil"] = stencil
+        g.attrs["variables"] = str(variables)
+        g.attrs["flops_per_cell_nominal"] = str(8 * variables)
+        g.create_dataset("cells", data=np.asarray(cells, dtype=float)).attrs["unit"] = ""
+        cubes = np.asarray(cells, dtype=float)[:, None] ** 3
+        g.create_dataset("seconds", data=cubes / rates).attrs["unit"] = "s"
+        g.create_dataset("cell_rate", data=rates).attrs["unit"] = "1/s"
+
+
+def write_synthetic_dgemm(path, sizes, gflops):
+    with h5py.File(path, "w") as f:
+        f.attrs["schema"] = "simcore-calibration-trace/1"
+        f.attrs["host"] = "synthetic"
+        g = f.create_group("dgemm")
+        g.attrs["path"] = "portable"
+        g.create_dataset("size", data=np.asarray(sizes, dtype=float)).attrs["unit"] = ""
+        g.create_dataset("gflops", data=np.asarray(gflops, dtype=float)).attrs["unit"] = "Gflop/s"
+
+
+# Three sizes, five repetitions; the largest (64) is not the last row, and its median (2e8)
+# is neither its first nor its mean.
+STENCIL_CELLS = [16, 64, 32]
+STENCIL_RATES = [[4.0e8, 4.1e8, 3.9e8, 4.0e8, 4.2e8],
+                 [2.1e8, 1.9e8, 2.0e8, 2.5e8, 1.5e8],
+                 [3.0e8, 3.0e8, 3.1e8, 2.9e8, 3.0e8]]
+
+
+@pytest.mark.parametrize("dgemm_first", [False, True])
+def test_fitter_turns_stencil_and_dgemm_traces_into_flops_per_cell(tmp_path, dgemm_first):
+    stencil, dgemm = tmp_path / "stencil.h5", tmp_path / "dgemm.h5"
+    write_synthetic_stencil(stencil, STENCIL_CELLS, STENCIL_RATES)
+    write_synthetic_dgemm(dgemm, [256, 512], [[30.0, 31.0, 29.0], [41.0, 40.0, 43.0]])
+    res, out = calibrate(tmp_path, *((dgemm, stencil) if dgemm_first else (stencil, dgemm)))
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    speed = float(p["hosts"][0]["speed"].rstrip("f"))  # the speed the simulation applies
+    assert speed == pytest.approx(41e9, rel=1e-5)
+    rate = p["rates"]["stencil_cell_rate"]["value"]
+    assert rate == 2.0e8  # the median at the largest size, 64
+    assert p["rates"]["flops_per_cell"]["value"] == speed / rate
+    assert p["rates"]["flops_per_cell"]["value"] == pytest.approx(205.0, rel=1e-5)
+    # The halo model's cells x flops_per_cell / speed gives back the measured time per cell.
+    assert 64 ** 3 * p["rates"]["flops_per_cell"]["value"] / speed == pytest.approx(64 ** 3 / 2.0e8, rel=1e-14)
+    q = p["quality"]["stencil"]
+    assert q["cells_used"] == 64
+    assert [r["cells"] for r in q["cell_rate_by_size"]] == STENCIL_CELLS
+    assert [r["cell_rate"] for r in q["cell_rate_by_size"]] == [4.0e8, 2.0e8, 3.0e8]
+    spreads = [abs(x - m) / m for row, m in zip(STENCIL_RATES, (4.0e8, 2.0e8, 3.0e8)) for x in row]
+    assert q["median_rel_spread"] == pytest.approx(np.median(spreads), rel=1e-12)
+    assert q["max_rel_spread"] == pytest.approx(0.25, rel=1e-12)
+    assert "note" not in q
+
+
+def test_fitter_without_a_dgemm_trace_gives_only_the_cell_rate(tmp_path):
+    stencil = tmp_path / "stencil.h5"
+    write_synthetic_stencil(stencil, STENCIL_CELLS, STENCIL_RATES)
+    res, out = calibrate(tmp_path, stencil)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    assert p["rates"]["stencil_cell_rate"]["value"] == 2.0e8
+    assert "flops_per_cell" not in p["rates"] and "hosts" not in p
+    assert "no dgemm trace" in p["quality"]["stencil"]["note"]
+
+
+@pytest.mark.parametrize("rates, message", [
+    ([[1e8, 0.0], [1e8, 1e8]], "cell_rate[0][1] = 0; expected cells per second, a positive number"),
+    ([[1e8, 1e8]], "expected one row of repetitions per size"),
+])
+def test_bad_stencil_traces_are_refused(tmp_path, rates, message):
+    trace = tmp_path / "stencil.h5"
+    with h5py.File(trace, "w") as f:
+        f.attrs["schema"] = "simcore-calibration-trace/1"
+        g = f.create_group("stencil")
+        g.create_dataset("cells", data=[8.0, 16.0])
+        g.create_dataset("cell_rate", data=np.asarray(rates))
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 2
+    assert str(trace) + " (stencil)" in res.stderr and message in res.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("points, flops", [(7, 8), (27, 30)])
+def test_stencil_benchmark_writes_a_readable_trace(tmp_path, points, flops):
+    trace = tmp_path / "stencil.h5"
+    subprocess.run([str(BIN / "calib_stencil"), "--stencil", str(points), "--variables", "2", "--sizes", "8,12",
+                    "--repetitions", "3", "-o", str(trace)], check=True, capture_output=True, timeout=60)
+    with h5py.File(trace, "r") as f:
+        for key in ("host", "cpu_model", "isa", "compiler", "flags", "date", "schema"):
+            assert key in f.attrs
+        g = f["stencil"]
+        assert g.attrs["stencil"] == "%d-point" % points
+        assert g.attrs["variables"] == "2"
+        assert g.attrs["flops_per_cell_nominal"] == str(2 * flops)
+        assert float(g.attrs["max_rel_error_vs_reference"]) < 1e-12
+        assert list(g["cells"][()]) == [8, 12]
+        seconds, rate = g["seconds"][()], g["cell_rate"][()]
+        assert seconds.shape == rate.shape == (2, 3)
+        assert g["seconds"].attrs["unit"] == "s" and g["cell_rate"].attrs["unit"] == "1/s"
+        assert (rate > 1e5).all()
+        assert np.allclose(seconds * rate, np.array([8.0, 12.0])[:, None] ** 3, rtol=1e-12)
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(out.read_text())["rates"]["stencil_cell_rate"]["value"] == pytest.approx(np.median(rate[1]),
+                                                                                              rel=1e-12)
+
+
+@pytest.mark.parametrize("args", [["--stencil", "9"], ["--sizes", "8,x"], ["--variables", "0"], ["--frobnicate", "1"],
+                                  ["--sizes", "8"]])
+def test_stencil_benchmark_refuses_bad_options(tmp_path, args):
+    res = subprocess.run([str(BIN / "calib_stencil"), *args, *([] if args == ["--sizes", "8"] else ["-o", "x.h5"])],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert res.returncode == 2
+    assert "usage: calib_stencil" in res.stderr
+    assert not (tmp_path / "x.h5").exists()
+
+
+def halo_compute_time(tmp_path, name, profile, flops_param=None, cli_set=None):
+    """compute_time_mean (s per iteration) of a 2-rank halo scenario on one node of 1 Gf cores."""
+    scenario = tmp_path / ("halo_%s.xml" % name)
+    param = "" if flops_param is None else f'<param name="flops_per_cell" value="{flops_param}"/>'
+    calibration = "" if profile is None else f'<calibration file="{profile}"/>'
+    scenario.write_text(f"""<?xml version="1.0"?>
+<scenario model="halo" seed="1">
+  <platform file="{ROOT / 'platforms' / 'single_node.xml'}"/>
+  {calibration}
+  <param name="ranks" value="2"/>
+  <param name="procs" value="2,1,1"/>
+  <param name="local_cells" value="10,10,10"/>
+  <param name="iterations" value="2"/>
+  <param name="ranks_per_node" value="2"/>
+  {param}
+</scenario>
+""")
+    extra = [] if cli_set is None else ["--set", "flops_per_cell=%s" % cli_set]
+    out = subprocess.run([SIMCORE, "run", str(scenario), "--json", "--quiet", "--out", str(tmp_path / name), *extra],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["metrics"]["compute_time_mean"]
+
+
+def test_profile_flops_per_cell_sets_the_halo_compute_time_unless_the_scenario_gives_it(tmp_path):
+    profiles = {}
+    for name, flops in (("cheap", 100.0), ("dear", 200.0)):
+        profiles[name] = tmp_path / (name + ".json")
+        profiles[name].write_text(json.dumps({"schema": "simcore-profile/1", "rates": {
+            "flops_per_cell": {"value": flops, "unit": "flop"}}}))
+    no_rate = tmp_path / "no_rate.json"
+    no_rate.write_text(json.dumps({"schema": "simcore-profile/1", "rates": {"memcpy_bandwidth": 20e9}}))
+    cheap = halo_compute_time(tmp_path, "cheap", profiles["cheap"])
+    dear = halo_compute_time(tmp_path, "dear", profiles["dear"])
+    assert cheap == pytest.approx(1000 * 100.0 / 1e9, rel=1e-12)  # 10^3 cells per rank, 1 Gf
+    assert dear == pytest.approx(2 * cheap, rel=1e-12)
+    # Without the rate, or without a profile: the default, 50.
+    assert halo_compute_time(tmp_path, "no_rate", no_rate) == pytest.approx(1000 * 50.0 / 1e9, rel=1e-12)
+    assert halo_compute_time(tmp_path, "none", None) == pytest.approx(1000 * 50.0 / 1e9, rel=1e-12)
+    # Given in the scenario or with --set, even at the default's value, the parameter wins.
+    for name, kwargs in (("param_50", dict(flops_param=50)), ("param_300", dict(flops_param=300)),
+                         ("set_50", dict(cli_set=50))):
+        expected = 1000 * float(kwargs.get("flops_param", kwargs.get("cli_set"))) / 1e9
+        for profile in profiles.values():
+            assert halo_compute_time(tmp_path, name + profile.stem, profile, **kwargs) == pytest.approx(expected,
+                                                                                                        rel=1e-12)

@@ -65,10 +65,11 @@ TEST_CASE("piecewise fit keeps one segment for one line", "[calibration]")
 
 TEST_CASE("SMPI factor syntax from a fit, largest size first", "[calibration]")
 {
+  // SMPI applies "X:f" to messages larger than X: a segment from 65536 B is written 65535.
   calibration::PiecewiseFit fit;
   fit.segments = {{1, 1e-6, 1 / 5e9}, {65536, 4e-6, 1 / 10e9}};
-  CHECK(calibration::latency_factors(fit, 1e-6) == "65536:4;0:1");
-  CHECK(calibration::bandwidth_factors(fit, 10e9) == "65536:1;0:0.5");
+  CHECK(calibration::latency_factors(fit, 1e-6) == "65535:4;0:1");
+  CHECK(calibration::bandwidth_factors(fit, 10e9) == "65535:1;0:0.5");
 }
 
 TEST_CASE("calibration trace round trip through HDF5", "[calibration]")

@@ -1,5 +1,6 @@
-/* The SIMD hash table gives std::unordered_map's answers on random workloads (hits and
- * misses, float and double keys), on the AVX-512 path and the scalar one. */
+/* The SIMD hash table gives std::unordered_map's answers on random workloads (inserts, hits,
+ * misses, erases; float and double keys; one lookup at a time and pipelined at several
+ * depths), on the AVX-512 path and the scalar one, and its overflow filters get used. */
 #include <calibration/simd_hash_table.hpp>
 
 #include <catch2/catch.hpp>
@@ -7,49 +8,97 @@
 #include <cstring>
 #include <random>
 #include <unordered_map>
+#include <vector>
 
 namespace {
 
+template <typename Key> Key from_bits(typename calibration::SimdHashTable<Key>::Bits b)
+{
+  Key k;
+  std::memcpy(&k, &b, sizeof k);
+  return k;
+}
+
 template <typename Key> void compare_with_std(bool simd)
 {
-  using Bits = typename calibration::SimdHashTable<Key>::Bits;
+  using Table = calibration::SimdHashTable<Key>;
+  using Bits = typename Table::Bits;
   std::mt19937_64 rng(11);
-  std::uniform_real_distribution<Key> u(-1e6, 1e6);
-  calibration::SimdHashTable<Key> table(1 << 12); // 64k (float) or 32k (double) slots
+  Table table(1 << 12); // 64k (float) or 32k (double) slots
   table.set_simd(simd);
+  REQUIRE(table.simd() == (simd && Table::simd_available()));
   std::unordered_map<Bits, std::uint64_t> ref;
+  // Random bit patterns (finite numbers, a few repeated on purpose).
+  auto random_key = [&] {
+    Bits b;
+    do
+      b = static_cast<Bits>(rng());
+    while (b == Table::kEmpty);
+    return b;
+  };
+  std::vector<Bits> inserted;
   std::size_t failures = 0;
   const std::size_t n = table.capacity() * 7 / 10; // 70 % load
   for (std::size_t i = 0; i < n; i++) {
-    const Key k = u(rng);
-    Bits bits;
-    std::memcpy(&bits, &k, sizeof bits);
-    if (table.insert(k, i)) {
-      ref.emplace(bits, i); // a repeated key keeps its first value, in both
+    const Bits b = (i % 50 == 49) ? inserted[rng() % inserted.size()] : random_key();
+    if (table.insert(from_bits<Key>(b), i)) {
+      ref.emplace(b, i); // a repeated key keeps its first value, in both
+      inserted.push_back(b);
     } else {
       failures++;
     }
   }
-  CHECK(failures < n / 100); // three candidate buckets keep failures rare at 70 % load
-  // Lookups: every inserted key, and as many random ones (almost all misses).
-  for (const auto& [bits, v] : ref) {
-    Key k;
-    std::memcpy(&k, &bits, sizeof k);
-    std::uint64_t got = 0;
-    REQUIRE(table.find(k, got));
-    REQUIRE(got == v);
+  CHECK(failures < n / 100);                // three candidate buckets keep failures rare at 70 % load
+  CHECK(table.overflowed_share() > 0.05);   // and first-fit placement does overflow buckets
+  // Erase a tenth of the keys, then insert new ones into the freed slots.
+  std::size_t erased = 0;
+  for (std::size_t i = 0; i < inserted.size(); i += 10) {
+    const bool was = ref.erase(inserted[i]) == 1;
+    REQUIRE(table.erase(from_bits<Key>(inserted[i])) == was);
+    erased += was;
   }
-  for (std::size_t i = 0; i < n; i++) {
-    const Key k = u(rng);
-    Bits bits;
-    std::memcpy(&bits, &k, sizeof bits);
-    std::uint64_t got = 0;
-    REQUIRE(table.find(k, got) == (ref.count(bits) == 1));
+  CHECK(erased > 0);
+  for (std::size_t i = 0; i < erased / 2; i++) {
+    const Bits b = random_key();
+    if (table.insert(from_bits<Key>(b), n + i))
+      ref.emplace(b, n + i);
   }
-  Key reserved;
-  const Bits empty = calibration::SimdHashTable<Key>::kEmpty;
-  std::memcpy(&reserved, &empty, sizeof reserved);
-  CHECK_FALSE(table.insert(reserved, 1));
+  // Queries: every key ever inserted (erased ones included) and as many random ones.
+  std::vector<Key> queries;
+  for (Bits b : inserted)
+    queries.push_back(from_bits<Key>(b));
+  for (std::size_t i = 0; i < inserted.size(); i++)
+    queries.push_back(from_bits<Key>(random_key()));
+  queries.push_back(from_bits<Key>(Table::kEmpty)); // the reserved pattern is never found
+  std::size_t expected_hits = 0;
+  for (Key k : queries) {
+    Bits b;
+    std::memcpy(&b, &k, sizeof b);
+    const auto it = ref.find(b);
+    std::uint64_t got = 0;
+    REQUIRE(table.find(k, got) == (it != ref.end()));
+    if (it != ref.end()) {
+      REQUIRE(got == it->second);
+      expected_hits++;
+    }
+  }
+  for (std::size_t depth : {1, 7, 48, 128}) {
+    INFO("pipeline depth " << depth);
+    table.set_pipeline_depth(depth);
+    std::vector<std::uint64_t> values(queries.size(), 0);
+    std::vector<unsigned char> found(queries.size(), 2);
+    REQUIRE(table.find_many(queries.data(), queries.size(), values.data(), found.data()) == expected_hits);
+    for (std::size_t i = 0; i < queries.size(); i++) {
+      Bits b;
+      std::memcpy(&b, &queries[i], sizeof b);
+      const auto it = ref.find(b);
+      REQUIRE(found[i] == (it != ref.end() ? 1 : 0));
+      if (it != ref.end())
+        REQUIRE(values[i] == it->second);
+    }
+  }
+  CHECK_FALSE(table.insert(from_bits<Key>(Table::kEmpty), 1));
+  CHECK_FALSE(table.erase(from_bits<Key>(Table::kEmpty)));
 }
 
 } // namespace
@@ -60,5 +109,21 @@ TEST_CASE("SIMD hash table answers as std::unordered_map", "[calibration]")
     INFO("simd " << simd << " (available: " << calibration::SimdHashTable<float>::simd_available() << ")");
     compare_with_std<float>(simd);
     compare_with_std<double>(simd);
+  }
+}
+
+TEST_CASE("SIMD hash table: a full neighbourhood refuses a key", "[calibration]")
+{
+  // Two buckets, 16 float slots each: at most 32 keys fit, whatever the hashes.
+  calibration::SimdHashTable<float> table(2, 0.5);
+  std::size_t stored = 0;
+  for (int i = 0; i < 100; i++)
+    stored += table.insert(static_cast<float>(i) + 0.5f, static_cast<std::uint64_t>(i));
+  CHECK(stored <= 32);
+  CHECK(stored >= 16);
+  for (int i = 0; i < 100; i++) {
+    std::uint64_t v = 0;
+    if (table.find(static_cast<float>(i) + 0.5f, v))
+      CHECK(v == static_cast<std::uint64_t>(i));
   }
 }

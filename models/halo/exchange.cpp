@@ -309,7 +309,7 @@ void Exchange::run_copier(std::size_t a)
   }
 }
 
-void Exchange::report(simcore::Results& results) const
+void Exchange::report(const simcore::SimContext& ctx, simcore::Results& results) const
 {
   const double makespan = *std::max_element(end_.begin(), end_.end());
   const std::int64_t ranks = s_.grid.ranks();
@@ -323,7 +323,7 @@ void Exchange::report(simcore::Results& results) const
       rank_end[r] = end_[a];
       const Ext ext = s_.grid.local_extent(r);
       rank_compute[r] = static_cast<double>(s_.iterations) * static_cast<double>(ext[0] * ext[1] * ext[2]) *
-                        s_.flops_per_cell / plan_.host[a]->get_speed();
+                        s_.flops_per_cell / ctx.host_speed(plan_.host[a]); // calibrated speed
     }
   for (std::int64_t r = 0; r < ranks; r++)
     rank_node[r] = node_index.emplace(s_.host_of_rank[r], static_cast<std::int64_t>(node_index.size())).first->second;

@@ -22,7 +22,7 @@ class Exchange {
 public:
   explicit Exchange(Setup setup) : s_(std::move(setup)) {}
   void start(simcore::SimContext& ctx);
-  void report(simcore::Results& results) const;
+  void report(const simcore::SimContext& ctx, simcore::Results& results) const;
 
 private:
   struct Channels {

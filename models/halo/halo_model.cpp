@@ -66,7 +66,11 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
                                                                        problem);
   s.bundled = p.get_bool("bundled");
   s.iterations = p.get_int("iterations");
-  s.flops_per_cell = p.get_double("flops_per_cell");
+  // The scenario's value wins, even one equal to the default; else the profile's measured
+  // cost of a cell update (calib_stencil against calib_dgemm's core speed); else the default.
+  s.flops_per_cell = p.given("flops_per_cell")
+                         ? p.get_double("flops_per_cell")
+                         : ctx.calibration().rate_or("flops_per_cell", p.get_double("flops_per_cell"));
   s.overlap = p.get_bool("overlap");
   s.memory_bandwidth = p.get_double("memory_bandwidth");
   if (s.memory_bandwidth == 0)
@@ -121,7 +125,7 @@ public:
     exchange_.emplace(build_setup(ctx));
     exchange_->start(ctx);
   }
-  void report(const simcore::SimContext&, simcore::Results& results) override { exchange_->report(results); }
+  void report(const simcore::SimContext& ctx, simcore::Results& results) override { exchange_->report(ctx, results); }
 
 private:
   std::optional<halo::Exchange> exchange_;
@@ -147,7 +151,10 @@ simcore::ModelInfo make_info()
               ParamSpec::quantity("element_size", ParamType::Size, "8B", "bytes per cell and field").within(1, 1 << 20),
               ParamSpec::boolean("bundled", true, "one message per neighbour (else one per variable)"),
               ParamSpec::integer("iterations", 10, "iterations").within(1, 1e7),
-              ParamSpec::real("flops_per_cell", 50, "work per cell per iteration (flop)").at_least(0),
+              ParamSpec::real("flops_per_cell", 50,
+                              "work per cell per iteration (flop, at the host's speed); unless given, the "
+                              "profile's 'flops_per_cell' (calib_stencil with calib_dgemm), else 50")
+                  .at_least(0),
               ParamSpec::boolean("overlap", false, "compute interior cells while exchanging"),
               ParamSpec::string("hosts", ".*", "regular expression: the nodes"),
               ParamSpec::integer("ranks_per_node", 0, "ranks per node; 0 = the node's cores").within(0, 1e6),

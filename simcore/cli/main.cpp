@@ -60,12 +60,17 @@ Options:
   --log=... --cfg=...  passed to SimGrid (e.g. --cfg=network/latency-factor:1)
 )";
 
-const char* kCalibrateHelp = R"(simcore calibrate TRACE.h5... -o PROFILE.json
+const char* kCalibrateHelp = R"(simcore calibrate TRACE.h5... -o PROFILE.json [--network-pattern auto|pingping|pingpong]
 
 Fits a calibration profile from calibration traces (calibration/README.md): network latency
-and bandwidth as piecewise segments over message size from a ping-pong (SimGrid's SMPI
-factor syntax; the loopback for a ping-pong within one node), memory copy rates from STREAM,
-and the quality of each fit. Prints a summary; writes PROFILE.json atomically.
+and bandwidth as piecewise segments over message size (SimGrid's SMPI factor syntax; the
+loopback for ranks within one node), host speed from DGEMM, memory rates from STREAM and
+hash lookups, flops per stencil cell, GPU kernel rates, and the quality of each fit. Prints
+a summary; writes PROFILE.json atomically.
+
+  --network-pattern  the network times the factors come from: pingping (a message while the
+                     other direction is busy too, as in exchanges and halos), pingpong (a
+                     message alone), auto (default: pingping where the trace has it)
 )";
 
 const char* kValidateHelp = R"(simcore validate SCENARIO.xml [--set NAME=VALUE]... [--seed N] [--calibration FILE]
@@ -377,8 +382,13 @@ int cmd_calibrate(const std::vector<std::string>& args)
 {
   std::vector<std::string> traces;
   std::string out;
+  calibration::FitOptions options;
   for (std::size_t i = 0; i < args.size(); i++) {
-    if (args[i] == "-o" || args[i] == "--out") {
+    if (args[i] == "--network-pattern") {
+      if (i + 1 >= args.size())
+        throw InputError("command line", "missing value after --network-pattern; expected auto, pingping or pingpong");
+      options.network_pattern = args[++i];
+    } else if (args[i] == "-o" || args[i] == "--out") {
       if (i + 1 >= args.size())
         throw InputError("command line", "missing file after " + args[i] + "; expected -o PROFILE.json");
       out = args[++i];
@@ -390,14 +400,15 @@ int cmd_calibrate(const std::vector<std::string>& args)
   }
   if (traces.empty() || out.empty())
     throw InputError("command line", "expected simcore calibrate TRACE.h5... -o PROFILE.json");
-  const auto profile = calibration::fit_profile(traces);
+  const auto profile = calibration::fit_profile(traces, options);
   simcore::write_file_atomically(out, profile.dump(2) + "\n");
   std::printf("%s: %s\n", out.c_str(), profile["name"].get<std::string>().c_str());
   const auto& q = profile["quality"];
   if (q.contains("network")) {
     const auto& n = q["network"];
-    std::printf("  network (%s): %zu segments, R^2 %.4f, relative error median %.1f %% max %.1f %%\n",
-                n["placement"].get<std::string>().c_str(), n["segments"].size(), n["r2"].get<double>(),
+    std::printf("  network (%s, %s): %zu segments, R^2 %.4f, relative error median %.1f %% max %.1f %%\n",
+                n["placement"].get<std::string>().c_str(), n["pattern"].get<std::string>().c_str(),
+                n["segments"].size(), n["r2"].get<double>(),
                 100 * n["median_rel_error"].get<double>(), 100 * n["max_rel_error"].get<double>());
     for (const auto& seg : n["segments"])
       std::printf("    from %10.0f B: latency %8.3f us, bandwidth %8.3f GB/s\n", seg["from"].get<double>(),
@@ -409,6 +420,10 @@ int cmd_calibrate(const std::vector<std::string>& args)
     std::printf("  memory: memcpy %.2f GB/s (one core %.2f GB/s)\n",
                 profile["rates"]["memcpy_bandwidth"]["value"].get<double>() / 1e9,
                 profile["rates"]["memcpy_bandwidth_one_core"]["value"].get<double>() / 1e9);
+  for (const char* rate : {"dgemm_flops", "flops_per_cell", "hash_lookup_rate", "random_line_rate"})
+    if (profile["rates"].contains(rate))
+      std::printf("  %s: %.4g %s\n", rate, profile["rates"][rate]["value"].get<double>(),
+                  profile["rates"][rate]["unit"].get<std::string>().c_str());
   return 0;
 }
 

@@ -184,7 +184,7 @@ void ParamSet::set(const std::string& name, const std::string& text, const std::
       list += (list.empty() ? "" : ", ") + s.name;
     throw InputError(where, "unknown parameter '" + name + "'; expected one of: " + (list.empty() ? "(none)" : list));
   }
-  values_[name] = Entry{parse_param(*found, text, where, base_dir), text, where};
+  values_[name] = Entry{parse_param(*found, text, where, base_dir), text, where, true};
 }
 
 void ParamSet::check_complete(const std::string& where, const std::string& element) const
@@ -251,6 +251,18 @@ const std::vector<std::int64_t>& ParamSet::get_int_list(const std::string& name)
   if (auto p = std::get_if<std::vector<std::int64_t>>(&v))
     return *p;
   throw InternalError("parameter '" + name + "' is not an integer list");
+}
+
+bool ParamSet::given(const std::string& name) const
+{
+  const auto it = values_.find(name);
+  if (it != values_.end())
+    return it->second.given;
+  // A required parameter not set yet has no entry; a name the model never declared is a typo
+  // in the model's code, which a silent false would hide.
+  if (std::none_of(specs_.begin(), specs_.end(), [&name](const ParamSpec& s) { return s.name == name; }))
+    throw InternalError("parameter '" + name + "' was not declared by the model");
+  return false;
 }
 
 const std::string& ParamSet::origin(const std::string& name) const { return entry(name).origin; }

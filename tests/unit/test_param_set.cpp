@@ -260,3 +260,23 @@ TEST_CASE("integer list parameters", "[params]")
                     "s.xml:5: parameter 'shape' = '4,0,2' is out of range; expected a value between 1 and 1048576");
   CHECK(set.to_json()["shape"].dump() == "[4,4,2]");
 }
+
+TEST_CASE("ParamSet::given tells a value that set() gave from a default", "[params]")
+{
+  ParamSet ps({ParamSpec::real("flops", 50, "f").at_least(0), ParamSpec::integer("n", 5, "").within(1, 10),
+               ParamSpec::quantity("lat", ParamType::Time, "", "required time")});
+  CHECK_FALSE(ps.given("flops")); // holds its default
+  CHECK_FALSE(ps.given("lat"));   // required, no value yet
+  ps.set("flops", "50", "s.xml:4", ""); // the default's value, but written by the user
+  CHECK(ps.given("flops"));
+  CHECK(ps.get_double("flops") == 50);
+  CHECK_THROWS_AS(ps.set("n", "11", "--set n=11", ""), simcore::InputError);
+  CHECK_FALSE(ps.given("n")); // a refused value leaves the default in place
+  ps.set("n", "3", "set(n=3)", "");
+  CHECK(ps.given("n"));
+  ps.set("lat", "1ms", "s.xml:5", "");
+  CHECK(ps.given("lat"));
+  const ParamSet copy = ps; // travels with the value (Python's copy())
+  CHECK(copy.given("n"));
+  CHECK_THROWS_AS(ps.given("nope"), simcore::InternalError);
+}

@@ -105,6 +105,19 @@ TEST_CASE("Scenario overrides: set, set_assignment, seed and output folder", "[s
   CHECK(sc.output_dir() == "/tmp/elsewhere");
 }
 
+TEST_CASE("Scenario: a <param>, --set and set() mark a parameter as given, defaults do not", "[scenario]")
+{
+  auto sc = simcore::Scenario::load(kSource + "/scenarios/master_worker/star.xml");
+  CHECK(sc.params().given("tasks")); // <param name="tasks"> in the file
+  CHECK_FALSE(sc.params().given("master"));
+  sc.set_assignment("master=node-3");
+  CHECK(sc.params().given("master"));
+  auto other = simcore::Scenario::load(kSource + "/scenarios/master_worker/star.xml");
+  CHECK_FALSE(other.params().given("master"));
+  other.set("master", "", "python"); // the default's text, given explicitly
+  CHECK(other.params().given("master"));
+}
+
 TEST_CASE("Scenario::set_assignment errors name the assignment", "[scenario]")
 {
   auto sc = simcore::Scenario::load(kSource + "/scenarios/master_worker/star.xml");

@@ -17,4 +17,10 @@ void dgemm_fast(std::size_t m, std::size_t n, std::size_t k, const double* a, co
 /** "avx512" or "portable": what dgemm_fast runs on this CPU. */
 const char* dgemm_fast_path();
 
+/** The core's measured double-precision peak (flop/s): independent fused multiply-adds on
+ *  registers only, with the widest vectors dgemm_fast uses, for about `seconds`. What the
+ *  DGEMM rate is compared with where the nominal peak (clock x FMA units) is not known, as
+ *  on a virtual machine. */
+double fma_peak_flops(double seconds = 0.2);
+
 } // namespace calibration

@@ -17,13 +17,26 @@ namespace calibration {
  *  per repetition. */
 void pingpong_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times);
 
+/** Times of a ping-ping benchmark (both ranks send at once): sizes (B) and the time of one
+ *  message (s), one sample per repetition. */
+void pingping_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times);
+
 /** SMPI's factor syntax for a fit, relative to (latency, bandwidth): "size:factor;..." from
  *  the largest size down. */
 std::string latency_factors(const PiecewiseFit& fit, double latency);
 std::string bandwidth_factors(const PiecewiseFit& fit, double bandwidth);
 
+struct FitOptions {
+  /** Which network times the SMPI factors and links come from: "pingping" (a message while
+   *  the other direction is busy too: exchanges, halos), "pingpong" (a message alone), or
+   *  "auto" (ping-ping where the trace has it). The other fit goes to the quality section. */
+  std::string network_pattern = "auto";
+  /** Most segments of a network fit (the count itself is chosen by BIC). */
+  int max_segments = 8;
+};
+
 /** Fits every benchmark it knows in `traces` (read from `paths`). Throws
  *  simcore::InputError when no trace holds a benchmark it can fit. */
-nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths);
+nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const FitOptions& options = {});
 
 } // namespace calibration

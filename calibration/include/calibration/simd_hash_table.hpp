@@ -1,17 +1,26 @@
 /* An in-memory key-value store for the memory-bound calibration benchmark: open addressing
- * over 64-byte buckets (16 x 32-bit or 8 x 64-bit keys), the slots split into two disjoint
+ * over 64-byte buckets (16 x 32-bit or 8 x 64-bit keys), the buckets split into two disjoint
  * regions: two hash functions pick candidate buckets in the primary region, a third one in
- * the secondary region. A lookup compares a whole bucket at once with AVX-512 where the CPU
- * has it (a scalar loop otherwise, same answers). Inserts are lock-free (a compare-and-swap
- * claims a slot, then the value is stored: a lookup racing with the insert of the same key
- * may find the key before its value); keys are float or double, compared bit for bit; one
- * bit pattern (a NaN) is reserved for empty slots. No deletion. */
+ * the secondary region. A key goes to the first of its three buckets with a free slot; a
+ * bucket that had to pass a key on records it in an 8-bit overflow filter (one bit chosen by
+ * the key), so a lookup reads the second and third buckets only when the filter of the one
+ * before says a key like it went on: a miss reads about one bucket, one cache line.
+ *
+ * A lookup compares a whole bucket at once with AVX-512 where the CPU has it (a scalar loop
+ * otherwise, same answers). `find_many` pipelines lookups: the buckets of later keys are
+ * fetched ahead, then the values of hits and the buckets of overflowed keys, so that the
+ * memory accesses of many lookups overlap. Keys and values live on transparent huge pages
+ * where the system allows it (fewer TLB misses on tables far larger than the caches).
+ *
+ * Inserts are lock-free (a compare-and-swap claims a slot, then the value is stored: a lookup
+ * racing with the insert of the same key may find the key before its value); concurrent
+ * inserts of one key may store it twice only when racing with an erase of it. Keys are float
+ * or double, compared bit for bit; one bit pattern (a NaN) is reserved for empty slots. */
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
-#include <vector>
 
 namespace calibration {
 
@@ -24,41 +33,61 @@ public:
   static constexpr Bits kEmpty = ~Bits{0};                ///< a NaN no key may be
 
   /** `buckets` buckets, `secondary_share` of them (0..1) in the secondary region. */
-  SimdHashTable(std::size_t buckets, double secondary_share = 0.25);
+  explicit SimdHashTable(std::size_t buckets, double secondary_share = 0.125);
 
   /** False when the key's three buckets are full (an insertion failure) or the key is the
    *  reserved pattern. A key inserted twice keeps its first value. */
   bool insert(Key key, std::uint64_t value);
   /** The value, or false. */
   bool find(Key key, std::uint64_t& value) const;
-  /** Many lookups, the buckets of later keys fetched ahead (software prefetch, so that
-   *  memory accesses of different lookups overlap); found[i] = 1 and values[i] set on a hit.
-   *  Returns the number of hits. */
+  /** Removes the key; false when it was absent. Not safe against a concurrent insert of the
+   *  same key (safe against lookups and inserts of other keys). */
+  bool erase(Key key);
+  /** Many lookups, pipelined (see above); found[i] = 1 and values[i] set on a hit, found[i]
+   *  = 0 otherwise. Returns the number of hits. */
   std::size_t find_many(const Key* keys, std::size_t n, std::uint64_t* values, unsigned char* found) const;
 
+  /** Lookups between the prefetch of a bucket and its probe in find_many (1..kMaxDepth). */
+  void set_pipeline_depth(std::size_t depth) { depth_ = depth < 1 ? 1 : (depth > kMaxDepth ? kMaxDepth : depth); }
+  static constexpr std::size_t kMaxDepth = 128;
+
+  std::size_t buckets() const { return buckets_; }
   std::size_t capacity() const { return buckets_ * kSlots; }
-  std::size_t bytes() const { return buckets_ * 64 + capacity() * sizeof(std::uint64_t); }
+  std::size_t bytes() const { return buckets_ * (64 + 1) + capacity() * sizeof(std::uint64_t); }
+  /** Share of the buckets whose overflow filter is not empty. */
+  double overflowed_share() const;
+  /** Whether the keys sit on huge pages (the kernel accepted the advice). */
+  bool huge_pages() const { return huge_; }
   bool simd() const { return simd_; }
   /** Force the scalar path (for comparing both on one CPU). */
   void set_simd(bool on) { simd_ = on && simd_available(); }
   static bool simd_available();
 
-private:
-  std::size_t bucket_of(Bits bits, int which) const;
-  long find_in(std::size_t bucket, Bits bits) const; ///< slot, or -1
-
-  std::size_t buckets_, primary_;
-  Bits* keys_ = nullptr; ///< buckets_ x kSlots, 64-byte aligned; atomics through __atomic builtins
-  std::vector<std::uint64_t> values_;
-  bool simd_;
-
-public:
   ~SimdHashTable();
   SimdHashTable(const SimdHashTable&) = delete;
   SimdHashTable& operator=(const SimdHashTable&) = delete;
+
+private:
+  std::size_t bucket_of(Bits bits, int which) const;
+  long find_in(std::size_t bucket, Bits bits) const; ///< slot, or -1
+  /** The search from the key's `first` candidate bucket on (0, 1 or 2). */
+  bool find_from(Bits bits, std::uint64_t h0, int first, std::uint64_t& value) const;
+
+  std::size_t buckets_, primary_;
+  Bits* keys_ = nullptr;               ///< buckets_ x kSlots; atomics through __atomic builtins
+  std::uint64_t* values_ = nullptr;    ///< one per slot
+  std::uint8_t* overflow_ = nullptr;   ///< one filter byte per bucket
+  std::size_t keys_bytes_ = 0, values_bytes_ = 0;
+  std::size_t depth_ = 48;
+  bool simd_ = false, huge_ = false;
 };
 
 extern template class SimdHashTable<float>;
 extern template class SimdHashTable<double>;
+
+/** Memory of `bytes` bytes on transparent huge pages where the kernel allows it (mmap plus
+ *  madvise), zero-filled; `huge` tells whether the advice was taken. Free with huge_free. */
+void* huge_alloc(std::size_t bytes, bool* huge = nullptr);
+void huge_free(void* p, std::size_t bytes);
 
 } // namespace calibration

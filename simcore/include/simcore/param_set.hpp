@@ -37,6 +37,11 @@ public:
   void check_complete(const std::string& where, const std::string& element = "") const;
 
   bool has(const std::string& name) const { return values_.count(name) != 0; }
+  /** True when set() gave `name` a value (a scenario's <param>, --set, Python's set()), even
+   *  one equal to the default; false while it holds its default or has no value. Lets a
+   *  model prefer a calibrated value over a default without overriding the user's choice.
+   *  InternalError for a name the model did not declare. */
+  bool given(const std::string& name) const;
   std::int64_t get_int(const std::string& name) const;
   double get_double(const std::string& name) const; ///< reals, quantities, and integers
   bool get_bool(const std::string& name) const;
@@ -57,6 +62,7 @@ private:
     ParamValue value;
     std::string text;
     std::string origin;
+    bool given = false; // set() gave it; the default otherwise (origin is text, not a flag)
   };
   const Entry& entry(const std::string& name) const;
   std::vector<ParamSpec> specs_;

@@ -1,0 +1,160 @@
+/* The parts of the SIMD hash table that both of its object files compile: the hash functions
+ * and the pipelined lookup loop, a template over the bucket probe so that the AVX-512 file
+ * (built with -mavx512f) gets the whole loop with the probe inlined, and the portable file
+ * the same loop with a scalar probe. Everything here has internal linkage: the two files
+ * never share a copy compiled for the other's instruction set. Private to the kernels. */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace calibration {
+
+/** What the lookup loop needs of a table. */
+template <typename Bits> struct HashTableView {
+  const Bits* keys;              ///< buckets x slots
+  const std::uint64_t* values;   ///< one per slot
+  const std::uint8_t* overflow;  ///< one filter byte per bucket
+  std::size_t buckets, primary;
+};
+
+namespace {
+
+/** Three independent mixers (splitmix64 finalisers with different constants). */
+inline std::uint64_t hash_mix(std::uint64_t x, int which)
+{
+  static constexpr std::uint64_t k1[3] = {0xbf58476d1ce4e5b9ULL, 0xd6e8feb86659fd93ULL, 0x94d049bb133111ebULL};
+  static constexpr std::uint64_t k2[3] = {0x94d049bb133111ebULL, 0xbf58476d1ce4e5b9ULL, 0xd6e8feb86659fd93ULL};
+  x += 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(which + 1);
+  x = (x ^ (x >> 30)) * k1[which];
+  x = (x ^ (x >> 27)) * k2[which];
+  return x ^ (x >> 31);
+}
+
+/** The key's bit in a bucket's overflow filter (low bits of the first hash; the bucket index
+ *  comes from its high bits). */
+inline std::uint8_t filter_bit(std::uint64_t h0) { return static_cast<std::uint8_t>(1u << (h0 & 7)); }
+
+/** [0, range) from the high bits of a hash (multiply-shift, no division). */
+inline std::size_t scale_hash(std::uint64_t h, std::size_t range)
+{
+  return static_cast<std::size_t>((static_cast<unsigned __int128>(h) * range) >> 64);
+}
+
+/** Candidate bucket `which` (0, 1: primary region; 2: secondary). */
+template <typename Bits> inline std::size_t candidate(const HashTableView<Bits>& t, Bits bits, int which)
+{
+  const std::uint64_t h = hash_mix(bits, which);
+  return which < 2 ? scale_hash(h, t.primary) : t.primary + scale_hash(h, t.buckets - t.primary);
+}
+
+/** A bucket compared slot by slot (atomic loads: inserts may run meanwhile). */
+template <typename Bits> struct ScalarProbe {
+  static long probe(const Bits* bucket, Bits bits)
+  {
+    for (std::size_t i = 0; i < 64 / sizeof(Bits); i++)
+      if (__atomic_load_n(bucket + i, __ATOMIC_ACQUIRE) == bits)
+        return static_cast<long>(i);
+    return -1;
+  }
+};
+
+/** The search from candidate `first` on, following the overflow filters. */
+template <typename Bits, typename Probe>
+inline bool search_from(const HashTableView<Bits>& t, Bits bits, std::uint64_t h0, int first, std::uint64_t& value)
+{
+  constexpr std::size_t kSlots = 64 / sizeof(Bits);
+  const std::uint8_t bit = filter_bit(h0);
+  for (int which = first; which < 3; which++) {
+    const std::size_t bucket = which == 0 ? scale_hash(h0, t.primary) : candidate(t, bits, which);
+    const long slot = Probe::probe(t.keys + bucket * kSlots, bits);
+    if (slot >= 0) {
+      value = __atomic_load_n(&t.values[bucket * kSlots + static_cast<std::size_t>(slot)], __ATOMIC_ACQUIRE);
+      return true;
+    }
+    // No key of this filter bit went past this bucket: the search ends here.
+    if (which == 2 || !(__atomic_load_n(&t.overflow[bucket], __ATOMIC_ACQUIRE) & bit))
+      return false;
+  }
+  return false;
+}
+
+/** Pipelined lookups. Three stages, each `depth` lookups behind the one before:
+ *   i:           hash key i, prefetch its first bucket and that bucket's filter byte;
+ *   i - depth:   compare the key with its (now cached) bucket; on a hit prefetch the value,
+ *                on a miss whose filter bit is set prefetch the other two buckets;
+ *   i - 2 depth: read the value, or finish an overflowed search (its lines now cached). */
+template <typename Bits> inline Bits key_bits(const void* keys, std::size_t i)
+{
+  Bits b; // the keys are floats or doubles: read their bits without aliasing them
+  std::memcpy(&b, static_cast<const unsigned char*>(keys) + i * sizeof(Bits), sizeof b);
+  return b;
+}
+
+template <typename Bits, typename Probe, std::size_t kMaxDepth>
+std::size_t pipelined_lookups(const HashTableView<Bits>& t, const void* keys, std::size_t n, std::uint64_t* values,
+                              unsigned char* found, std::size_t depth)
+{
+  constexpr std::size_t kSlots = 64 / sizeof(Bits), kRing = 4 * kMaxDepth; // > 2 depth, a power of two
+  constexpr Bits kEmpty = ~Bits{0};
+  struct Stage {
+    std::uint64_t h0;
+    std::size_t bucket;
+    long slot;  // >= 0: hit in the first bucket
+    bool chase; // missed there, but the filter says the key may be further on
+  };
+  Stage ring[kRing];
+  const std::size_t probe_at = depth, last_at = 2 * depth;
+  std::size_t hits = 0;
+  for (std::size_t i = 0; i < n + last_at; i++) {
+    if (i < n) {
+      Stage& s = ring[i & (kRing - 1)];
+      s.h0 = hash_mix(key_bits<Bits>(keys, i), 0);
+      s.bucket = scale_hash(s.h0, t.primary);
+      __builtin_prefetch(t.keys + s.bucket * kSlots, 0, 0);
+      __builtin_prefetch(t.overflow + s.bucket, 0, 0);
+    }
+    if (i >= probe_at && i - probe_at < n) {
+      const std::size_t j = i - probe_at;
+      const Bits bits = key_bits<Bits>(keys, j);
+      Stage& s = ring[j & (kRing - 1)];
+      s.chase = false;
+      s.slot = bits == kEmpty ? -1 : Probe::probe(t.keys + s.bucket * kSlots, bits);
+      if (s.slot >= 0) {
+        __builtin_prefetch(t.values + s.bucket * kSlots + static_cast<std::size_t>(s.slot), 0, 0);
+      } else if (bits != kEmpty && (t.overflow[s.bucket] & filter_bit(s.h0))) {
+        s.chase = true;
+        __builtin_prefetch(t.keys + candidate(t, bits, 1) * kSlots, 0, 0);
+        __builtin_prefetch(t.keys + candidate(t, bits, 2) * kSlots, 0, 0);
+      }
+    }
+    if (i >= last_at) {
+      const std::size_t j = i - last_at;
+      const Stage& s = ring[j & (kRing - 1)];
+      bool hit = false;
+      if (s.slot >= 0) {
+        values[j] = __atomic_load_n(&t.values[s.bucket * kSlots + static_cast<std::size_t>(s.slot)], __ATOMIC_ACQUIRE);
+        hit = true;
+      } else if (s.chase) {
+        hit = search_from<Bits, Probe>(t, key_bits<Bits>(keys, j), s.h0, 1, values[j]);
+      }
+      found[j] = hit ? 1 : 0;
+      hits += hit;
+    }
+  }
+  return hits;
+}
+
+} // namespace
+
+/** The AVX-512 loop (simd_hash_table_avx512.cpp; call only where the CPU has AVX-512F). */
+std::size_t pipelined_lookups_avx512(const HashTableView<std::uint32_t>& t, const void* keys, std::size_t n,
+                                     std::uint64_t* values, unsigned char* found, std::size_t depth);
+std::size_t pipelined_lookups_avx512(const HashTableView<std::uint64_t>& t, const void* keys, std::size_t n,
+                                     std::uint64_t* values, unsigned char* found, std::size_t depth);
+/** One bucket compared with one AVX-512 instruction: the slot, or -1. */
+long probe_avx512(const std::uint32_t* bucket, std::uint32_t bits);
+long probe_avx512(const std::uint64_t* bucket, std::uint64_t bits);
+
+} // namespace calibration

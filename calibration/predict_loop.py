@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""Calibrate, then predict, on this machine: measure STREAM and an intra-node MPI ping-pong
+(with ping-ping), fit a profile with `simcore calibrate`, predict the halo exchange of 2 ranks
+on one node (the halo model's SMPI mode on platforms/single_node.xml with the profile), run
+the same exchange natively (build/bin/halo_mpi under mpirun, median of its iterations) and
+print the error per size.
+
+The machine is shared and its speed drifts from one minute to the next: the loop takes
+ROUNDS rounds, each a ping-pong trace and a native run of every size, interleaved, then fits
+one profile on all the ping-pong traces (the fitter pools them, as it would traces of several
+node pairs of a cluster) and compares its prediction with the median of the native runs.
+
+    calibration/predict_loop.py [OUT_DIR] [--rounds N] [--sizes 16,32,64,128]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(os.environ.get("SIMCORE_BUILD_DIR", ROOT / "build")) / "bin"
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+MPIRUN = ["mpirun", "--oversubscribe", "-np", "2"]
+
+SCENARIO = """<?xml version="1.0"?>
+<scenario model="halo" seed="1">
+  <platform file="{root}/platforms/single_node.xml"/>
+  <calibration file="{profile}"/>
+  <param name="ranks" value="2"/>
+  <param name="procs" value="2,1,1"/>
+  <param name="periodic" value="false"/>
+  <param name="variables" value="5"/>
+  <param name="iterations" value="5"/>
+  <param name="flops_per_cell" value="0"/>
+  <param name="ranks_per_node" value="2"/>
+  <param name="mode" value="smpi"/>
+</scenario>
+"""
+
+
+def run(cmd, **kw):
+    return subprocess.run([str(c) for c in cmd], env=ENV, check=True, capture_output=True, text=True, **kw).stdout
+
+
+def native(n):
+    out = run(MPIRUN + [BIN / "halo_mpi", "--procs", "2,1,1", "--local", f"{n},{n},{n}", "--variables", "5",
+                        "--periodic", "0", "--iterations", "300", "--warmup", "20"])
+    return statistics.median(json.loads(out.strip().splitlines()[-1])["per_iteration_max"])
+
+
+def model(scenario, n, out_dir):
+    out = run([BIN / "simcore", "run", scenario, "--set", f"local_cells={n},{n},{n}", "--quiet", "--json",
+               "--out", out_dir])
+    return json.loads(out)["metrics"]["communication_time_slowest"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out", nargs="?", help="folder for traces, profiles and runs (default: a new temporary one)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--sizes", default="16,32,64,128", help="cells per rank along each side")
+    a = ap.parse_args()
+    out = Path(a.out or tempfile.mkdtemp(prefix="simcore-loop-"))
+    out.mkdir(parents=True, exist_ok=True)
+    sizes = [int(s) for s in a.sizes.split(",")]
+    run([BIN / "calib_stream", "--repetitions", "5", "-o", out / "stream.h5"])
+    natives = {n: [] for n in sizes}
+    traces = []
+    for r in range(a.rounds):
+        traces.append(out / f"pingpong-{r}.h5")
+        run(MPIRUN + [BIN / "calib_pingpong", "--max", "4194304", "--repetitions", "20", "-o", traces[-1]])
+        for n in sizes:
+            natives[n].append(native(n))
+    profile, scenario = out / "profile.json", out / "halo.xml"
+    print(run([BIN / "simcore", "calibrate", *traces, out / "stream.h5", "-o", profile]), end="")
+    scenario.write_text(SCENARIO.format(root=ROOT, profile=profile))
+    models = {n: model(scenario, n, out / f"run-{n}") for n in sizes}
+    print(f"{'cells':<8} {'face (B)':>9} {'native (us)':>12} {'model (us)':>11} {'error':>8}   native per round (us)")
+    worst = 0.0
+    for n in sizes:
+        nat, mod = statistics.median(natives[n]), models[n]
+        err = (mod - nat) / nat
+        worst = max(worst, abs(err))
+        rounds = ", ".join(f"{1e6 * x:.2f}" for x in natives[n])
+        print(f"{str(n) + '^3':<8} {n * n * 5 * 8:>9} {nat * 1e6:>12.2f} {mod * 1e6:>11.2f} {100 * err:>+7.1f} %   {rounds}")
+    print(f"largest error: {100 * worst:.1f} % ({a.rounds} rounds); traces and profile: {out}")
+    json.dump({"sizes": sizes, "native_s": natives, "model_s": models}, open(out / "loop.json", "w"), indent=1)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except subprocess.CalledProcessError as e:
+        sys.exit(f"predict_loop: {' '.join(map(str, e.cmd))} failed ({e.returncode}):\n{e.stderr}")

@@ -1,0 +1,120 @@
+#include "calibration/stencil_fit.hpp"
+
+#include <simcore/error.hpp>
+#include <simcore/quantile.hpp>
+#include <simcore/units.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace calibration {
+
+namespace {
+
+std::string number(double v)
+{
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+const Dataset& need(const Benchmark& b, const std::string& name, const std::string& where)
+{
+  const auto it = b.datasets.find(name);
+  if (it == b.datasets.end())
+    throw simcore::InputError(where, "no dataset '" + name + "'; expected calib_stencil's cells, seconds, cell_rate");
+  return it->second;
+}
+
+std::string parameter(const Benchmark& b, const std::string& name)
+{
+  const auto it = b.parameters.find(name);
+  return it == b.parameters.end() ? "" : it->second;
+}
+
+} // namespace
+
+StencilFit fit_stencil(const Benchmark& b, const std::string& path)
+{
+  const std::string where = path + " (" + b.name + ")";
+  const Dataset& cells = need(b, "cells", where);
+  const Dataset& rate = need(b, "cell_rate", where);
+  if (cells.rows() == 0 || rate.rows() != cells.rows() || rate.cols() == 0 ||
+      rate.values.size() != rate.rows() * rate.cols())
+    throw simcore::InputError(where, "dataset 'cell_rate' has " + std::to_string(rate.rows()) + " rows for " +
+                                         std::to_string(cells.rows()) +
+                                         " sizes in 'cells'; expected one row of repetitions per size");
+  StencilFit fit;
+  fit.path = path;
+  fit.stencil = parameter(b, "stencil");
+  fit.variables = parameter(b, "variables");
+  const std::string nominal = parameter(b, "flops_per_cell_nominal");
+  fit.nominal_flops = nominal.empty() ? 0 : std::strtod(nominal.c_str(), nullptr);
+
+  std::size_t largest = 0;
+  std::vector<double> spread;
+  nlohmann::ordered_json by_size = nlohmann::ordered_json::array();
+  for (std::size_t r = 0; r < cells.rows(); r++) {
+    if (!(cells.at(r) > 0) || !std::isfinite(cells.at(r)))
+      throw simcore::InputError(where, "cells[" + std::to_string(r) + "] = " + number(cells.at(r)) +
+                                           "; expected cells per side, a positive number");
+    std::vector<double> row;
+    for (std::size_t c = 0; c < rate.cols(); c++) {
+      const double x = rate.at(r, c);
+      // A zero or negative rate is a broken timing (a clock that did not advance), not a
+      // slow machine: refuse it rather than fit infinite flops per cell.
+      if (!(x > 0) || !std::isfinite(x))
+        throw simcore::InputError(where, "cell_rate[" + std::to_string(r) + "][" + std::to_string(c) + "] = " +
+                                             number(x) + "; expected cells per second, a positive number");
+      row.push_back(x);
+    }
+    const double med = simcore::quantile(row, 0.5);
+    for (double x : row)
+      spread.push_back(std::abs(x - med) / med);
+    by_size.push_back({{"cells", cells.at(r)}, {"cell_rate", med}});
+    if (cells.at(r) > cells.at(largest))
+      largest = r;
+  }
+  fit.cells = cells.at(largest);
+  fit.cell_rate = by_size[largest]["cell_rate"].get<double>();
+  fit.quality = {{"median_rel_spread", simcore::quantile(spread, 0.5)},
+                 {"max_rel_spread", *std::max_element(spread.begin(), spread.end())},
+                 {"stencil", fit.stencil},
+                 {"variables", fit.variables.empty() ? nlohmann::ordered_json()
+                                                     : nlohmann::ordered_json(std::strtod(fit.variables.c_str(), nullptr))},
+                 {"cells_used", fit.cells},
+                 {"cell_rate_by_size", by_size}};
+  return fit;
+}
+
+void add_stencil_rates(const StencilFit& fit, const nlohmann::ordered_json& hosts, nlohmann::ordered_json& rates,
+                       nlohmann::ordered_json& quality)
+{
+  const std::string what = (fit.stencil.empty() ? "?-point" : fit.stencil) + ", " +
+                           (fit.variables.empty() ? "?" : fit.variables) + " variables, one core, n = " +
+                           number(fit.cells) + " (the largest size measured)";
+  rates["stencil_cell_rate"] = {{"value", fit.cell_rate}, {"unit", "cells/s"}, {"doc", "stencil sweep, " + what}};
+  quality["stencil"] = fit.quality;
+  if (hosts.empty() || !hosts.front().contains("speed")) {
+    quality["stencil"]["note"] = "no dgemm trace among the inputs: flops_per_cell (host speed / cell rate) needs "
+                                 "calib_dgemm's core speed; only stencil_cell_rate was written";
+    return;
+  }
+  // The speed as the profile writes it (6 digits), parsed as the simulation will parse it:
+  // then cells x flops_per_cell / host speed is the measured time per cell, to the last bit
+  // that the division allows.
+  const double speed = simcore::parse_quantity(simcore::Quantity::Speed, hosts.front()["speed"].get<std::string>(),
+                                               fit.path + " (hosts)");
+  const double flops = speed / fit.cell_rate;
+  rates["flops_per_cell"] = {{"value", flops}, {"unit", "flop"},
+                             {"doc", "DGEMM-equivalent flops of one cell update (host speed " + number(speed) +
+                                         " flop/s / stencil_cell_rate), " + what}};
+  quality["stencil"]["flops_per_cell_nominal"] = fit.nominal_flops;
+  // Below 1: the stencil reaches a smaller share of the core than DGEMM (memory-bound).
+  if (fit.nominal_flops > 0)
+    quality["stencil"]["nominal_over_fitted_flops"] = fit.nominal_flops / flops;
+}
+
+} // namespace calibration
