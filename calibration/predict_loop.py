@@ -10,7 +10,7 @@ ROUNDS rounds, each a ping-pong trace and a native run of every size, interleave
 one profile on all the ping-pong traces (the fitter pools them, as it would traces of several
 node pairs of a cluster) and compares its prediction with the median of the native runs.
 
-    calibration/predict_loop.py [OUT_DIR] [--rounds N] [--sizes 16,32,64,128]
+    calibration/predict_loop.py [OUT_DIR] [--rounds 11] [--sizes 16,32,64,128]
 """
 import argparse
 import json
@@ -61,7 +61,7 @@ def model(scenario, n, out_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", nargs="?", help="folder for traces, profiles and runs (default: a new temporary one)")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--sizes", default="16,32,64,128", help="cells per rank along each side")
     a = ap.parse_args()
     out = Path(a.out or tempfile.mkdtemp(prefix="simcore-loop-"))

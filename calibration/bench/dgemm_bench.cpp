@@ -86,7 +86,14 @@ int main(int argc, char** argv)
   double best = 0;
   for (double g : gflops.values)
     best = std::max(best, g);
-  std::printf("best DGEMM rate: %.1f %% of the measured peak%s\n", 100 * best / measured_peak,
+  std::printf("share of the measured peak, median per size:");
+  for (std::size_t si = 0; si < sizes.size(); si++) {
+    std::vector<double> row(gflops.values.begin() + static_cast<long>(si) * reps,
+                            gflops.values.begin() + static_cast<long>(si + 1) * reps);
+    std::sort(row.begin(), row.end());
+    std::printf(" n %g: %.0f %%", sizes[si], 100 * row[row.size() / 2] / measured_peak);
+  }
+  std::printf("\nbest DGEMM rate: %.1f %% of the measured peak%s\n", 100 * best / measured_peak,
               peak > 0 ? (", " + std::to_string(100 * best / peak) + " % of the nominal one").c_str() : "");
   calibration::Trace trace;
   trace.attributes = calibration::machine_attributes();

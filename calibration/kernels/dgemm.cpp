@@ -120,7 +120,8 @@ bool has_avx512()
 
 /** `rounds` x 16 independent 8-wide FMAs (16 chains: more than latency x units on current
  *  cores); returns a value that depends on every result. */
-__attribute__((target("avx512f"))) double fma_chains_avx512(std::size_t rounds)
+// noipa: a call the compiler knows to be pure could leave the timed region.
+__attribute__((target("avx512f"), noipa)) double fma_chains_avx512(std::size_t rounds)
 {
   __m512d acc[16];
   for (int i = 0; i < 16; i++)
@@ -147,7 +148,7 @@ const char* dgemm_fast_path() { return has_avx512() ? "avx512" : "portable"; }
 namespace {
 
 /** The portable counterpart: 16 chains of 4 doubles (what the compiler vectorises). */
-double fma_chains_portable(std::size_t rounds)
+__attribute__((noipa)) double fma_chains_portable(std::size_t rounds)
 {
   double acc[16][4];
   for (int i = 0; i < 16; i++)

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <optional>
 
@@ -195,6 +196,13 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         for (std::size_t k = 0; k < gflops.cols(); k++)
           spread.push_back(std::abs(gflops.at(largest, k) * 1e9 - rate) / rate);
         quality["compute"] = {{"median_rel_spread", simcore::quantile(spread, 0.5)}};
+        if (b.parameters.count("measured_peak_gflops")) {
+          const double peak = std::atof(b.parameters.at("measured_peak_gflops").c_str()) * 1e9;
+          if (peak > 0) {
+            quality["compute"]["measured_peak_flops"] = peak;
+            quality["compute"]["share_of_measured_peak"] = rate / peak;
+          }
+        }
         fitted = true;
       } else if (name == "stream") {
         const Dataset& threads = need(b, "threads", path);

@@ -360,3 +360,249 @@ def test_profile_flops_per_cell_sets_the_halo_compute_time_unless_the_scenario_g
         for profile in profiles.values():
             assert halo_compute_time(tmp_path, name + profile.stem, profile, **kwargs) == pytest.approx(expected,
                                                                                                         rel=1e-12)
+
+
+def write_synthetic_network(path, sizes, pingpong, pingping=None, placement="inter-node", reps=5):
+    """A calib_pingpong-like trace as h5py writes it, without noise: `pingpong` and `pingping` are
+    functions of the size (array) giving the one-way time (s); the ping-ping group is left out
+    when `pingping` is None."""
+    sizes = np.asarray(sizes, dtype=float)
+    with h5py.File(path, "w") as f:
+        f.attrs["schema"] = "simcore-calibration-trace/1"
+        f.attrs["host"] = "synthetic"
+        g = f.create_group("pingpong")
+        g.attrs["placement"] = placement
+        g.create_dataset("size", data=sizes).attrs["unit"] = "B"
+        g.create_dataset("round_trip", data=np.repeat(2 * pingpong(sizes)[:, None], reps, axis=1)).attrs["unit"] = "s"
+        if pingping is not None:
+            h = f.create_group("pingping")
+            h.attrs["placement"] = placement
+            h.create_dataset("size", data=sizes).attrs["unit"] = "B"
+            h.create_dataset("time", data=np.repeat(pingping(sizes)[:, None], reps, axis=1)).attrs["unit"] = "s"
+
+
+# Ping-pong: a message alone; ping-ping: the same link with both directions busy (half the bandwidth).
+PP_LAT, PP_BW = 2e-6, 4e9
+PI_LAT, PI_BW = 3e-6, 2e9
+POWERS = 2.0 ** np.arange(0, 25)
+
+
+def pingpong_law(s):
+    return PP_LAT + s / PP_BW
+
+
+def pingping_law(s):
+    return PI_LAT + s / PI_BW
+
+
+def link_of(profile):
+    assert len(profile["links"]) == 1
+    link = profile["links"][0]
+    assert link["match"] == ".*"
+    return float(link["latency"].rstrip("s")), float(link["bandwidth"].rstrip("Bps"))
+
+
+def test_default_pattern_applies_the_pingping_fit(tmp_path):
+    trace = tmp_path / "net.h5"
+    write_synthetic_network(trace, POWERS, pingpong_law, pingping_law)
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    q = p["quality"]["network"]
+    assert q["pattern"] == "pingping" and q["placement"] == "inter-node" and q["traces"] == 1
+    assert len(q["segments"]) == 1
+    assert q["segments"][0]["latency"] == pytest.approx(PI_LAT, rel=1e-6)
+    assert q["segments"][0]["bandwidth"] == pytest.approx(PI_BW, rel=1e-6)
+    # The links (written with 6 significant digits; these values need fewer).
+    lat, bw = link_of(p)
+    assert lat == pytest.approx(PI_LAT, rel=1e-6) and bw == pytest.approx(PI_BW, rel=1e-6)
+    assert p["rates"]["network_latency"]["value"] == pytest.approx(PI_LAT, rel=1e-6)
+    assert p["rates"]["network_bandwidth"]["value"] == pytest.approx(PI_BW, rel=1e-6)
+    assert p["simgrid_config"]["smpi/lat-factor"] == "0:1" and p["simgrid_config"]["smpi/bw-factor"] == "0:1"
+    # The ping-pong fit, not applied, kept for comparison.
+    other = q["pingpong_fit_not_applied"]
+    assert len(other["segments"]) == 1
+    assert other["segments"][0]["bandwidth"] == pytest.approx(PP_BW, rel=1e-6)
+    assert other["segments"][0]["latency"] == pytest.approx(PP_LAT, rel=1e-6)
+    assert "pingping_fit_not_applied" not in q
+
+
+def test_network_pattern_pingpong_applies_the_pingpong_fit(tmp_path):
+    trace = tmp_path / "net.h5"
+    write_synthetic_network(trace, POWERS, pingpong_law, pingping_law)
+    out = tmp_path / "pp.json"
+    res = subprocess.run([SIMCORE, "calibrate", str(trace), "-o", str(out), "--network-pattern", "pingpong"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    q = p["quality"]["network"]
+    assert q["pattern"] == "pingpong"
+    lat, bw = link_of(p)
+    assert lat == pytest.approx(PP_LAT, rel=1e-6) and bw == pytest.approx(PP_BW, rel=1e-6)
+    assert q["segments"][0]["bandwidth"] == pytest.approx(PP_BW, rel=1e-6)
+    assert q["pingping_fit_not_applied"]["segments"][0]["bandwidth"] == pytest.approx(PI_BW, rel=1e-6)
+    assert "pingpong_fit_not_applied" not in q
+
+
+def test_auto_pattern_without_a_pingping_group_uses_the_pingpong_fit(tmp_path):
+    trace = tmp_path / "net.h5"
+    write_synthetic_network(trace, POWERS, pingpong_law)
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    q = p["quality"]["network"]
+    assert q["pattern"] == "pingpong"
+    assert "pingpong_fit_not_applied" not in q and "pingping_fit_not_applied" not in q
+    lat, bw = link_of(p)
+    assert lat == pytest.approx(PP_LAT, rel=1e-6) and bw == pytest.approx(PP_BW, rel=1e-6)
+
+
+def test_network_pattern_pingping_needs_a_pingping_group(tmp_path):
+    trace = tmp_path / "only_pingpong.h5"
+    write_synthetic_network(trace, POWERS, pingpong_law)
+    out = tmp_path / "p.json"
+    res = subprocess.run([SIMCORE, "calibrate", str(trace), "-o", str(out), "--network-pattern", "pingping"],
+                         capture_output=True, text=True)
+    assert res.returncode == 2
+    assert str(trace) in res.stderr and "no 'pingping' group" in res.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args", [["--network-pattern", "bogus"], ["--network-pattern"]])
+def test_bad_network_pattern_is_refused(tmp_path, args):
+    trace = tmp_path / "net.h5"
+    write_synthetic_network(trace, POWERS, pingpong_law, pingping_law)
+    out = tmp_path / "p.json"
+    res = subprocess.run([SIMCORE, "calibrate", str(trace), "-o", str(out), *args], capture_output=True, text=True)
+    assert res.returncode == 2
+    assert "expected auto, pingp" in res.stderr
+    if len(args) == 2:
+        assert "'bogus'" in res.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("even_first", [True, False])
+def test_traces_of_one_placement_are_pooled_into_one_fit(tmp_path, even_first):
+    lat, bw = 4e-6, 8e9
+    even, odd = tmp_path / "even.h5", tmp_path / "odd.h5"
+    write_synthetic_network(even, 2.0 ** np.arange(0, 25, 2), lambda s: lat + s / bw, reps=3)  # 1, 4, 16, ...
+    write_synthetic_network(odd, 2.0 ** np.arange(1, 24, 2), lambda s: lat + s / bw, reps=4)  # 2, 8, 32, ...
+    res, out = calibrate(tmp_path, *((even, odd) if even_first else (odd, even)))
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    q = p["quality"]["network"]
+    assert q["traces"] == 2 and q["pattern"] == "pingpong"
+    assert len(q["segments"]) == 1
+    assert q["segments"][0]["from"] == 1.0  # the smallest size of both traces
+    assert q["segments"][0]["latency"] == pytest.approx(lat, rel=1e-6)
+    assert q["segments"][0]["bandwidth"] == pytest.approx(bw, rel=1e-6)
+    assert q["median_rel_spread_of_repetitions"] == 0
+    assert q["protocol_switch"] == 0
+    l2, b2 = link_of(p)  # one link: one fit for the placement
+    assert l2 == pytest.approx(lat, rel=1e-6) and b2 == pytest.approx(bw, rel=1e-6)
+    assert p["meta"]["traces"] == [str(t) for t in ((even, odd) if even_first else (odd, even))]
+
+
+def parse_factors(text):
+    """SMPI's "size:factor;size:factor" as a list of (size, factor)."""
+    pairs = []
+    for item in text.split(";"):
+        size, factor = item.split(":")
+        pairs.append((float(size), float(factor)))
+    return pairs
+
+
+def test_smpi_factor_bounds_of_a_two_segment_fit(tmp_path):
+    # 1 us + s / 5 GB/s below 64 KiB, 10 us + s / 10 GB/s from 64 KiB up; four sizes per octave.
+    sizes = np.unique(np.round(2.0 ** (np.arange(0, 97) / 4)))
+    assert 65536.0 in sizes and (sizes < 65536).sum() >= 20 and (sizes >= 65536).sum() >= 20
+
+    def law(s):
+        return np.where(s < 65536, 1e-6 + s / 5e9, 1e-5 + s / 1e10)
+
+    trace = tmp_path / "two.h5"
+    write_synthetic_network(trace, sizes, law)
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    q = p["quality"]["network"]
+    segs = q["segments"]
+    assert len(segs) == 2
+    assert segs[0]["from"] == 1.0 and segs[1]["from"] == 65536.0
+    assert segs[0]["latency"] == pytest.approx(1e-6, rel=1e-6)
+    assert segs[0]["bandwidth"] == pytest.approx(5e9, rel=1e-6)
+    assert segs[1]["latency"] == pytest.approx(1e-5, rel=1e-6)
+    assert segs[1]["bandwidth"] == pytest.approx(1e10, rel=1e-6)
+    assert q["protocol_switch"] == 65536.0
+    cfg = p["simgrid_config"]
+    assert cfg["network/model"] == "SMPI"
+    lat_f, bw_f = parse_factors(cfg["smpi/lat-factor"]), parse_factors(cfg["smpi/bw-factor"])
+    # SMPI applies "X:f" to messages larger than X: the segment from 65536 B is written 65535.
+    assert [s for s, _ in lat_f] == [65535.0, 0.0]
+    assert [s for s, _ in bw_f] == [65535.0, 0.0]
+    assert [s for s, _ in lat_f if s != 0] == [65535.0] and [s for s, _ in bw_f if s != 0] == [65535.0]
+    # Factors against the first segment's latency (1 us) and the last segment's bandwidth (10 GB/s).
+    assert lat_f[0][1] == pytest.approx(10.0, rel=1e-5) and lat_f[1][1] == pytest.approx(1.0, rel=1e-5)
+    assert bw_f[0][1] == pytest.approx(1.0, rel=1e-5) and bw_f[1][1] == pytest.approx(0.5, rel=1e-5)
+    lat, bw = link_of(p)
+    assert lat == pytest.approx(1e-6, rel=1e-6) and bw == pytest.approx(1e10, rel=1e-6)
+    # What SMPI would compute with these factors gives back the law on both sides of the switch.
+    for s in (1000.0, 65535.0, 65536.0, 1e6):
+        lf = next(f for bound, f in lat_f if s > bound or bound == 0)
+        bf = next(f for bound, f in bw_f if s > bound or bound == 0)
+        assert lat * lf + s / (bw * bf) == pytest.approx(float(law(np.array(s))), rel=1e-5)
+
+
+CUDA_GFLOPS = {
+    "gemm_fp32": [19.5, 18.0, 21.25, 20.0, 17.0],  # median 19.5, not the first
+    "gemm_tf32_wmma": [150.0, 149.0, 160.0, 151.5, 100.0],  # median 150
+    "conv3d_ncdhw": [9.75, 10.5, 11.0, 9.0, 10.25],  # median 10.25
+    "conv3d_ndhwc": [12.0, 12.0, 13.5, 11.0, 12.125],  # median 12.0
+}
+
+
+def test_cuda_trace_gives_one_rate_per_kernel(tmp_path):
+    trace = tmp_path / "cuda.h5"
+    with h5py.File(trace, "w") as f:
+        f.attrs["schema"] = "simcore-calibration-trace/1"
+        f.attrs["host"] = "synthetic"
+        f.attrs["gpu"] = "Test GPU"
+        g = f.create_group("cuda")
+        g.attrs["device"] = "Test GPU"
+        g.attrs["compute_capability"] = "9.0"
+        for kernel, values in CUDA_GFLOPS.items():
+            g.create_dataset(kernel, data=np.asarray(values)).attrs["unit"] = "Gflop/s"
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    rates = p["rates"]
+    assert set(rates) == {"gpu_%s_flops" % k for k in CUDA_GFLOPS}
+    for kernel, values in CUDA_GFLOPS.items():
+        r = rates["gpu_%s_flops" % kernel]
+        assert r["value"] == pytest.approx(np.median(values) * 1e9, rel=1e-12)
+        assert r["unit"] == "flops"
+        assert kernel in r["doc"] and "Test GPU" in r["doc"]
+    assert "links" not in p and "hosts" not in p
+    assert "network" not in p["quality"]
+
+
+@pytest.mark.parametrize("structures, rows", [
+    ("simd_table,std_unordered_map", 2),  # the batched table is not there
+    ("simd_table_batched_scalar,absl_flat_hash_map", 2),  # a longer name is not the one
+    (None, 2),  # no list of structures
+    ("simd_table,simd_table_batched", 1),  # named, but no row of rates for it
+])
+def test_hash_trace_without_the_batched_table_is_refused(tmp_path, structures, rows):
+    trace = tmp_path / "hash.h5"
+    with h5py.File(trace, "w") as f:
+        f.attrs["schema"] = "simcore-calibration-trace/1"
+        f.attrs["host"] = "synthetic"
+        g = f.create_group("hash_table")
+        if structures is not None:
+            g.attrs["structures"] = structures
+        g.create_dataset("lookup_rate", data=np.full((rows, 3), 1e7)).attrs["unit"] = "1/s"
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 2
+    assert str(trace) + " (hash_table)" in res.stderr
+    assert "no 'simd_table_batched' row among the structures" in res.stderr
+    assert not out.exists()
