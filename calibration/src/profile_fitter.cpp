@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <regex>
 
 namespace calibration {
 
@@ -144,6 +145,19 @@ std::string bandwidth_factors(const PiecewiseFit& fit, double bandwidth)
 
 nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const FitOptions& options)
 {
+  if (!options.host_match.empty() && options.host_match.size() != paths.size())
+    throw simcore::InputError("command line", "host patterns for " + std::to_string(options.host_match.size()) +
+                                                  " traces, but " + std::to_string(paths.size()) +
+                                                  " traces; expected one (possibly empty) per trace");
+  for (const auto& m : options.host_match) {
+    try {
+      if (!m.empty())
+        std::regex re(m);
+    } catch (const std::regex_error& e) {
+      throw simcore::InputError("command line", "host pattern '" + m + "' is not a regular expression (" + e.what() +
+                                                    "); expected one over host names");
+    }
+  }
   if (options.network_pattern != "auto" && options.network_pattern != "pingpong" &&
       options.network_pattern != "pingping")
     throw simcore::InputError("command line", "network pattern '" + options.network_pattern +
@@ -157,7 +171,12 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
   std::map<std::string, NetworkSamples> networks; // by placement
   std::optional<StencilFit> stencil; // its rates need the host speed, which a later trace may give
   std::string host;
-  for (const auto& path : paths) {
+  // Host types: the DGEMM rates of each `match` (the traces' host rule), in order of appearance.
+  std::vector<std::pair<std::string, std::vector<double>>> speeds;
+  for (std::size_t pi = 0; pi < paths.size(); pi++) {
+    const std::string& path = paths[pi];
+    const std::string match =
+        pi < options.host_match.size() && !options.host_match[pi].empty() ? options.host_match[pi] : ".*";
     const Trace t = read_trace(path);
     if (host.empty() && t.attributes.count("host"))
       host = t.attributes.at("host");
@@ -188,21 +207,28 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
           if (size.at(r) > size.at(largest))
             largest = r;
         const double rate = median_row(gflops, largest) * 1e9;
-        hosts.push_back({{"match", ".*"}, {"speed", number(rate) + "f"}});
-        rates["dgemm_flops"] = {{"value", rate}, {"unit", "flops"},
-                                {"doc", "DGEMM, one core, n = " + number(size.at(largest)) + " (" +
-                                            (b.parameters.count("path") ? b.parameters.at("path") : "?") + ")"}};
+        auto it = std::find_if(speeds.begin(), speeds.end(), [&](const auto& e) { return e.first == match; });
+        if (it == speeds.end())
+          it = speeds.insert(speeds.end(), {match, {}});
+        it->second.push_back(rate);
         std::vector<double> spread;
         for (std::size_t k = 0; k < gflops.cols(); k++)
           spread.push_back(std::abs(gflops.at(largest, k) * 1e9 - rate) / rate);
-        quality["compute"] = {{"median_rel_spread", simcore::quantile(spread, 0.5)}};
+        nlohmann::ordered_json c{{"match", match},
+                                 {"trace", path},
+                                 {"cpu_model", t.attributes.count("cpu_model") ? t.attributes.at("cpu_model") : ""},
+                                 {"flops", rate},
+                                 {"size", size.at(largest)},
+                                 {"path", b.parameters.count("path") ? b.parameters.at("path") : "?"},
+                                 {"median_rel_spread", simcore::quantile(spread, 0.5)}};
         if (b.parameters.count("measured_peak_gflops")) {
           const double peak = std::atof(b.parameters.at("measured_peak_gflops").c_str()) * 1e9;
           if (peak > 0) {
-            quality["compute"]["measured_peak_flops"] = peak;
-            quality["compute"]["share_of_measured_peak"] = rate / peak;
+            c["measured_peak_flops"] = peak;
+            c["share_of_measured_peak"] = rate / peak;
           }
         }
+        quality["compute"].push_back(c);
         fitted = true;
       } else if (name == "stream") {
         const Dataset& threads = need(b, "threads", path);
@@ -273,9 +299,20 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         fitted = true;
       } else if (name == "stencil") {
         stencil = fit_stencil(b, path);
+        stencil->match = match;
         fitted = true;
       }
     }
+  }
+  // One host rule per host type: the median DGEMM rate of its traces; specific patterns before
+  // the catch-all, since a profile's first matching rule wins.
+  std::stable_partition(speeds.begin(), speeds.end(), [](const auto& e) { return e.first != ".*"; });
+  for (const auto& [match, values] : speeds) {
+    const double rate = simcore::quantile(values, 0.5);
+    hosts.push_back({{"match", match}, {"speed", number(rate) + "f"}});
+    if (!rates.contains("dgemm_flops"))
+      rates["dgemm_flops"] = {{"value", rate}, {"unit", "flops"},
+                              {"doc", "DGEMM, one core, hosts matching '" + match + "' (the first host type)"}};
   }
   // Networks: the intra-node one first, so that an inter-node fit given alongside sets the
   // SMPI factors (which apply to every message) while the intra-node one keeps the loopback.

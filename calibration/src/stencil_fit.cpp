@@ -97,7 +97,12 @@ void add_stencil_rates(const StencilFit& fit, const nlohmann::ordered_json& host
                            number(fit.cells) + " (the largest size measured)";
   rates["stencil_cell_rate"] = {{"value", fit.cell_rate}, {"unit", "cells/s"}, {"doc", "stencil sweep, " + what}};
   quality["stencil"] = fit.quality;
-  if (hosts.empty() || !hosts.front().contains("speed")) {
+  // The host rule of the stencil trace's host type, else the first one.
+  const nlohmann::ordered_json* rule = hosts.empty() ? nullptr : &hosts.front();
+  for (const auto& h : hosts)
+    if (h.value("match", "") == fit.match)
+      rule = &h;
+  if (!rule || !rule->contains("speed")) {
     quality["stencil"]["note"] = "no dgemm trace among the inputs: flops_per_cell (host speed / cell rate) needs "
                                  "calib_dgemm's core speed; only stencil_cell_rate was written";
     return;
@@ -105,7 +110,7 @@ void add_stencil_rates(const StencilFit& fit, const nlohmann::ordered_json& host
   // The speed as the profile writes it (6 digits), parsed as the simulation will parse it:
   // then cells x flops_per_cell / host speed is the measured time per cell, to the last bit
   // that the division allows.
-  const double speed = simcore::parse_quantity(simcore::Quantity::Speed, hosts.front()["speed"].get<std::string>(),
+  const double speed = simcore::parse_quantity(simcore::Quantity::Speed, (*rule)["speed"].get<std::string>(),
                                                fit.path + " (hosts)");
   const double flops = speed / fit.cell_rate;
   rates["flops_per_cell"] = {{"value", flops}, {"unit", "flop"},

@@ -606,3 +606,32 @@ def test_hash_trace_without_the_batched_table_is_refused(tmp_path, structures, r
     assert str(trace) + " (hash_table)" in res.stderr
     assert "no 'simd_table_batched' row among the structures" in res.stderr
     assert not out.exists()
+
+
+def test_host_types_get_one_rule_each_specific_ones_first(tmp_path):
+    """--hosts REGEX names the host type of the traces that follow: one rule per type (the
+    median of its DGEMM traces), the catch-all last since a profile's first matching rule wins."""
+    a1, a2, b1, rest = (tmp_path / f"{n}.h5" for n in ("a1", "a2", "b1", "rest"))
+    write_synthetic_dgemm(a1, [256], [[10.0, 10.0, 10.0]])
+    write_synthetic_dgemm(a2, [256], [[30.0, 30.0, 30.0]])
+    write_synthetic_dgemm(b1, [256], [[50.0, 50.0, 50.0]])
+    write_synthetic_dgemm(rest, [256], [[7.0, 7.0, 7.0]])
+    out = tmp_path / "p.json"
+    res = subprocess.run([SIMCORE, "calibrate", str(rest), "--hosts", "cpu-.*", str(a1), str(a2), "--hosts", "gpu-.*",
+                          str(b1), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    rules = [(h["match"], float(h["speed"].rstrip("f"))) for h in p["hosts"]]
+    assert rules == [("cpu-.*", 20e9), ("gpu-.*", 50e9), (".*", 7e9)]
+    assert [c["match"] for c in p["quality"]["compute"]] == [".*", "cpu-.*", "cpu-.*", "gpu-.*"]
+
+
+def test_a_bad_host_pattern_is_refused(tmp_path):
+    trace = tmp_path / "d.h5"
+    write_synthetic_dgemm(trace, [256], [[10.0]])
+    out = tmp_path / "p.json"
+    res = subprocess.run([SIMCORE, "calibrate", "--hosts", "cpu-(", str(trace), "-o", str(out)], capture_output=True,
+                         text=True)
+    assert res.returncode == 2
+    assert "cpu-(" in res.stderr and "regular expression" in res.stderr
+    assert not out.exists()

@@ -60,7 +60,7 @@ Options:
   --log=... --cfg=...  passed to SimGrid (e.g. --cfg=network/latency-factor:1)
 )";
 
-const char* kCalibrateHelp = R"(simcore calibrate TRACE.h5... -o PROFILE.json [--network-pattern auto|pingping|pingpong]
+const char* kCalibrateHelp = R"(simcore calibrate [--hosts REGEX] TRACE.h5... -o PROFILE.json [--network-pattern auto|pingping|pingpong]
 
 Fits a calibration profile from calibration traces (calibration/README.md): network latency
 and bandwidth as piecewise segments over message size (SimGrid's SMPI factor syntax; the
@@ -68,6 +68,9 @@ loopback for ranks within one node), host speed from DGEMM, memory rates from ST
 hash lookups, flops per stencil cell, GPU kernel rates, and the quality of each fit. Prints
 a summary; writes PROFILE.json atomically.
 
+  --hosts REGEX      the host type of the traces that follow: their DGEMM speed goes to a host
+                     rule for the platform's hosts matching REGEX (default: every host), e.g.
+                     --hosts 'cpu-.*' cpu/*.h5 --hosts 'gpu-.*' gpu/*.h5
   --network-pattern  the network times the factors come from: pingping (a message while the
                      other direction is busy too, as in exchanges and halos), pingpong (a
                      message alone), auto (default: pingping where the trace has it)
@@ -383,8 +386,13 @@ int cmd_calibrate(const std::vector<std::string>& args)
   std::vector<std::string> traces;
   std::string out;
   calibration::FitOptions options;
+  std::string host_pattern; // for the traces that follow; empty: every host
   for (std::size_t i = 0; i < args.size(); i++) {
-    if (args[i] == "--network-pattern") {
+    if (args[i] == "--hosts") {
+      if (i + 1 >= args.size())
+        throw InputError("command line", "missing pattern after --hosts; expected a regular expression over host names");
+      host_pattern = args[++i];
+    } else if (args[i] == "--network-pattern") {
       if (i + 1 >= args.size())
         throw InputError("command line", "missing value after --network-pattern; expected auto, pingping or pingpong");
       options.network_pattern = args[++i];
@@ -396,6 +404,7 @@ int cmd_calibrate(const std::vector<std::string>& args)
       throw InputError("command line", "unknown option '" + args[i] + "'; see simcore calibrate --help");
     } else {
       traces.push_back(args[i]);
+      options.host_match.push_back(host_pattern);
     }
   }
   if (traces.empty() || out.empty())

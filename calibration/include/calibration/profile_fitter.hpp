@@ -33,6 +33,10 @@ struct FitOptions {
   std::string network_pattern = "auto";
   /** Most segments of a network fit (the count itself is chosen by BIC). */
   int max_segments = 8;
+  /** Per trace (empty, or one entry per path): the regular expression over the platform's
+   *  host names that the trace's host type stands for; empty entries mean every host. One
+   *  host rule is written per pattern (the median of its DGEMM traces), specific ones first. */
+  std::vector<std::string> host_match;
 };
 
 /** Fits every benchmark it knows in `traces` (read from `paths`). Throws

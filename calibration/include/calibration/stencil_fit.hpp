@@ -15,6 +15,7 @@ namespace calibration {
 /** What a "stencil" group gives before the host speed is known. */
 struct StencilFit {
   std::string path;         ///< the trace, for notes
+  std::string match = ".*"; ///< the host type (host rule pattern) the trace stands for
   std::string stencil;      ///< "7-point" or "27-point", as the benchmark wrote it
   std::string variables;    ///< fields per cell, as written
   double nominal_flops = 0; ///< flops_per_cell_nominal: the arithmetic as coded; 0 when absent
@@ -28,7 +29,7 @@ struct StencilFit {
 StencilFit fit_stencil(const Benchmark& b, const std::string& path);
 
 /** Adds the rate `stencil_cell_rate` and quality["stencil"]; with a host rule in `hosts` (the
- *  profile's, from a dgemm trace: the first rule is the one the simulation applies) also
+ *  profile's, from a dgemm trace: the one of the stencil trace's host type, else the first)
  *  `flops_per_cell` = that speed / the cell rate, else a note in quality["stencil"]. */
 void add_stencil_rates(const StencilFit& fit, const nlohmann::ordered_json& hosts, nlohmann::ordered_json& rates,
                        nlohmann::ordered_json& quality);
