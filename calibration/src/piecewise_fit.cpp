@@ -60,11 +60,18 @@ double PiecewiseFit::at(double x) const
 
 double PiecewiseFit::switch_point(double jump) const
 {
-  // A protocol switch (eager to rendezvous) adds a start-up: the latency steps up.
-  for (std::size_t k = 1; k < segments.size(); k++)
-    if (segments[k].intercept > std::max(segments[k - 1].intercept, 0.0) * (1 + jump) && segments[k].intercept > 0)
-      return segments[k].from;
-  return 0;
+  // A protocol switch (eager to rendezvous) adds a start-up: the latency steps up. Small
+  // messages may show several small steps (cache lines, fragment headers): the switch is the
+  // largest step up among those above `jump`.
+  double best = 0, step = 0;
+  for (std::size_t k = 1; k < segments.size(); k++) {
+    const double before = std::max(segments[k - 1].intercept, 0.0), after = segments[k].intercept;
+    if (after > before * (1 + jump) && after > 0 && after - before > step) {
+      step = after - before;
+      best = segments[k].from;
+    }
+  }
+  return best;
 }
 
 FitQuality fit_quality(const PiecewiseFit& fit, const std::vector<double>& x, const std::vector<double>& y)

@@ -635,3 +635,22 @@ def test_a_bad_host_pattern_is_refused(tmp_path):
     assert res.returncode == 2
     assert "cpu-(" in res.stderr and "regular expression" in res.stderr
     assert not out.exists()
+
+
+def test_the_shipped_traces_of_this_machine_fit_into_a_whole_profile(tmp_path):
+    """calibration/traces/vm: every benchmark measured here, fitted together."""
+    vm = pathlib.Path(os.environ["SIMCORE_SOURCE_DIR"]) / "calibration" / "traces" / "vm"
+    traces = sorted(vm.glob("*.h5"))
+    assert {t.stem for t in traces} >= {"stream", "dgemm", "stencil", "pingpong-intra", "hash"}
+    res, out = calibrate(tmp_path, *traces)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    q, rates = p["quality"], p["rates"]
+    assert q["network"]["placement"] == "intra-node" and q["network"]["pattern"] == "pingping"
+    assert "network/loopback-bw" in p["simgrid_config"] and "links" not in p
+    speed = float(p["hosts"][0]["speed"].rstrip("f"))
+    assert rates["dgemm_flops"]["value"] == pytest.approx(speed, rel=1e-5)
+    assert rates["flops_per_cell"]["value"] == pytest.approx(speed / rates["stencil_cell_rate"]["value"], rel=1e-5)
+    assert 0 < q["compute"][0]["share_of_measured_peak"] <= 1.05
+    assert rates["random_line_rate"]["value"] >= rates["hash_lookup_rate"]["value"] > 0
+    assert rates["memcpy_bandwidth"]["value"] > 1e9

@@ -63,6 +63,17 @@ TEST_CASE("piecewise fit keeps one segment for one line", "[calibration]")
   CHECK(fit.switch_point() == 0);
 }
 
+TEST_CASE("the protocol switch is the largest latency step up", "[calibration]")
+{
+  calibration::PiecewiseFit fit;
+  // Small steps among small messages (0.2 -> 0.9 us), the rendezvous start-up at 4 KiB
+  // (0.9 -> 3.4 us), a step down at 6 MiB.
+  fit.segments = {{1, 0.2e-6, 0}, {512, 0.9e-6, 1 / 4e9}, {4096, 3.4e-6, 1 / 16e9}, {6291456, 0, 1 / 12e9}};
+  CHECK(fit.switch_point() == 4096);
+  fit.segments = {{1, 1e-6, 1 / 4e9}, {4096, 1.2e-6, 1 / 16e9}}; // a 20 % step: no switch
+  CHECK(fit.switch_point() == 0);
+}
+
 TEST_CASE("SMPI factor syntax from a fit, largest size first", "[calibration]")
 {
   // SMPI applies "X:f" to messages larger than X: a segment from 65536 B is written 65535.

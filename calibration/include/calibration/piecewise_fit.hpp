@@ -24,8 +24,9 @@ struct PiecewiseFit {
   std::vector<Segment> segments; ///< increasing `from`; the first starts at the smallest size
   FitQuality quality;
   double at(double x) const;
-  /** Where the latency (intercept) steps up from one segment to the next by more than
-   *  `jump` (relative): a protocol switch such as eager to rendezvous; 0 when none. */
+  /** Where the latency (intercept) steps up the most from one segment to the next, among the
+   *  steps of more than `jump` (relative): a protocol switch such as eager to rendezvous; 0
+   *  when none. */
   double switch_point(double jump = 0.5) const;
 };
 
