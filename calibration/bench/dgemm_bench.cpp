@@ -107,11 +107,7 @@ int main(int argc, char** argv)
                              {"what", "C += A B, square, row-major doubles, blocked with packing"}},
                             {{"size", {sizes, {sizes.size()}, ""}}, {"seconds", seconds}, {"gflops", gflops}}};
   trace.benchmarks["dgemm"] = bm;
-  try {
-    calibration::write_trace(out, trace);
-  } catch (const simcore::Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 2;
-  }
+  if (const int rc = calibration::write_trace_or_report(out, trace); rc != 0)
+    return rc;
   return max_error < 1e-10 ? 0 : 1;
 }

@@ -298,12 +298,8 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
        {"chains", {chain_counts, {chain_counts.size()}, ""}},
        {"random_line_rate", {line_rates, {line_rates.size()}, "1/s"}}}};
   trace.benchmarks["hash_table"] = bm;
-  try {
-    calibration::write_trace(out, trace);
-  } catch (const simcore::Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 2;
-  }
+  if (const int rc = calibration::write_trace_or_report(out, trace); rc != 0)
+    return rc;
   return same ? 0 : 1;
 }
 

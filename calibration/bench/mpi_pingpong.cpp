@@ -148,13 +148,9 @@ int main(int argc, char** argv)
                                  {"what", "both ranks at once: MPI_Irecv, MPI_Isend, MPI_Waitall; the slower rank's time"}},
                                 {{"size", sz}, {"time", pp2}}};
     trace.benchmarks = {{"pingpong", pp}, {"pingping", both}, {"one_way", one}};
-    try {
-      calibration::write_trace(out, trace);
+    rc = calibration::write_trace_or_report(out, trace);
+    if (rc == 0)
       std::printf("%s: %zu sizes x %d repetitions, %s\n", out.c_str(), sizes.size(), reps, placement.c_str());
-    } catch (const simcore::Error& e) {
-      std::fprintf(stderr, "%s\n", e.what());
-      rc = 2;
-    }
   }
   MPI_Finalize();
   return rc;

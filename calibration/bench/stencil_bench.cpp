@@ -278,11 +278,7 @@ int main(int argc, char** argv)
                    "flops_per_cell_nominal: additions and multiplications of one cell update, all fields, as coded"}};
   bm.datasets = {{"cells", cells}, {"seconds", seconds}, {"cell_rate", rate}};
   trace.benchmarks["stencil"] = bm;
-  try {
-    calibration::write_trace(out, trace);
-  } catch (const simcore::Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 2;
-  }
+  if (const int rc = calibration::write_trace_or_report(out, trace); rc != 0)
+    return rc;
   return 0;
 }

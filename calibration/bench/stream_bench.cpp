@@ -102,11 +102,7 @@ int main(int argc, char** argv)
                    {"what", "copy: c = a (memcpy), 2 x array bytes moved; triad: a = b + s c, 3 x array bytes"}};
   bm.datasets = {{"threads", th}, {"copy_bandwidth", copy}, {"triad_bandwidth", triad}};
   trace.benchmarks["stream"] = bm;
-  try {
-    calibration::write_trace(out, trace);
-  } catch (const simcore::Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 2;
-  }
+  if (const int rc = calibration::write_trace_or_report(out, trace); rc != 0)
+    return rc;
   return 0;
 }

@@ -322,12 +322,7 @@ int main(int argc, char** argv)
                                {"conv", "N 8, C 32, D 16, H 32, W 32, K 64, 3x3x3 filters"}},
                               datasets};
     trace.benchmarks["cuda"] = bm;
-    try {
-      calibration::write_trace(out, trace);
-    } catch (const simcore::Error& err) {
-      std::fprintf(stderr, "%s\n", err.what());
-      return 2;
-    }
+    return calibration::write_trace_or_report(out, trace);
   }
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "calibration/profile_fitter.hpp"
 #include "calibration/stencil_fit.hpp"
+#include "fit_support.hpp"
 
 #include <simcore/error.hpp>
 #include <simcore/quantile.hpp>
@@ -15,12 +16,7 @@ namespace calibration {
 
 namespace {
 
-std::string number(double v)
-{
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
+std::string number(double v) { return profile_number(v); }
 
 nlohmann::ordered_json quality_json(const FitQuality& q)
 {
@@ -29,10 +25,7 @@ nlohmann::ordered_json quality_json(const FitQuality& q)
 
 const Dataset& need(const Benchmark& b, const std::string& name, const std::string& path)
 {
-  const auto it = b.datasets.find(name);
-  if (it == b.datasets.end())
-    throw simcore::InputError(path + " (" + b.name + ")", "no dataset '" + name + "'");
-  return it->second;
+  return need_dataset(b, name, path + " (" + b.name + ")");
 }
 
 double median_row(const Dataset& d, std::size_t r)
@@ -91,28 +84,29 @@ void median_per_size(std::vector<double> sizes, std::vector<double> times, std::
   }
 }
 
+/** One sample per repetition: the size of its row and `scale` x the dataset's value. */
+void samples_by_size(const Benchmark& b, const std::string& name, double scale, std::vector<double>& sizes,
+                     std::vector<double>& times)
+{
+  const Dataset& size = need(b, "size", b.name);
+  const Dataset& time = need(b, name, b.name);
+  for (std::size_t r = 0; r < time.rows(); r++)
+    for (std::size_t c = 0; c < time.cols(); c++) {
+      sizes.push_back(size.at(r));
+      times.push_back(time.at(r, c) * scale);
+    }
+}
+
 } // namespace
 
 void pingping_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times)
 {
-  const Dataset& size = need(b, "size", b.name);
-  const Dataset& time = need(b, "time", b.name);
-  for (std::size_t r = 0; r < time.rows(); r++)
-    for (std::size_t c = 0; c < time.cols(); c++) {
-      sizes.push_back(size.at(r));
-      times.push_back(time.at(r, c));
-    }
+  samples_by_size(b, "time", 1.0, sizes, times);
 }
 
 void pingpong_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times)
 {
-  const Dataset& size = need(b, "size", b.name);
-  const Dataset& rt = need(b, "round_trip", b.name);
-  for (std::size_t r = 0; r < rt.rows(); r++)
-    for (std::size_t c = 0; c < rt.cols(); c++) {
-      sizes.push_back(size.at(r));
-      times.push_back(rt.at(r, c) / 2);
-    }
+  samples_by_size(b, "round_trip", 0.5, sizes, times); // one way: half the round trip
 }
 
 namespace {

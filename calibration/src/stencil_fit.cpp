@@ -1,4 +1,5 @@
 #include "calibration/stencil_fit.hpp"
+#include "fit_support.hpp"
 
 #include <simcore/error.hpp>
 #include <simcore/quantile.hpp>
@@ -13,19 +14,11 @@ namespace calibration {
 
 namespace {
 
-std::string number(double v)
-{
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
+std::string number(double v) { return profile_number(v); }
 
 const Dataset& need(const Benchmark& b, const std::string& name, const std::string& where)
 {
-  const auto it = b.datasets.find(name);
-  if (it == b.datasets.end())
-    throw simcore::InputError(where, "no dataset '" + name + "'; expected calib_stencil's cells, seconds, cell_rate");
-  return it->second;
+  return need_dataset(b, name, where, "calib_stencil's cells, seconds, cell_rate");
 }
 
 std::string parameter(const Benchmark& b, const std::string& name)

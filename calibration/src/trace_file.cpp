@@ -226,4 +226,15 @@ std::map<std::string, std::string> machine_attributes()
   return a;
 }
 
+int write_trace_or_report(const std::string& path, const Trace& trace)
+{
+  try {
+    write_trace(path, trace);
+    return 0;
+  } catch (const simcore::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+}
+
 } // namespace calibration

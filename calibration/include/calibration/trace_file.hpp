@@ -38,6 +38,8 @@ struct Trace {
 
 /** Writes `trace` to `path` through a temporary file renamed at the end. */
 void write_trace(const std::string& path, const Trace& trace);
+/** write_trace for a benchmark's main: 0 when written, else the error on stderr and 2. */
+int write_trace_or_report(const std::string& path, const Trace& trace);
 
 /** Reads a trace; throws simcore::InputError naming the file and what is missing. */
 Trace read_trace(const std::string& path);
