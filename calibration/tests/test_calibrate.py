@@ -654,3 +654,53 @@ def test_the_shipped_traces_of_this_machine_fit_into_a_whole_profile(tmp_path):
     assert 0 < q["compute"][0]["share_of_measured_peak"] <= 1.05
     assert rates["random_line_rate"]["value"] >= rates["hash_lookup_rate"]["value"] > 0
     assert rates["memcpy_bandwidth"]["value"] > 1e9
+
+
+SMPI_PLATFORM = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="n0" speed="1Gf"/>
+    <host id="n1" speed="1Gf"/>
+    <link id="wire" bandwidth="1GBps" latency="10us" sharing_policy="{policy}"/>
+    <route src="n0" dst="n1"><link_ctn id="wire"{direction}/></route>
+  </zone>
+</platform>
+"""
+
+
+@pytest.mark.skipif(shutil.which("smpirun") is None or not (BIN / "calib_pingpong_smpi").exists(),
+                    reason="needs SimGrid's smpirun and calib_pingpong_smpi")
+@pytest.mark.parametrize("policy", ["SPLITDUPLEX", "SHARED"])
+def test_the_benchmark_on_a_simulated_network_is_fitted_back_to_its_links(tmp_path, policy):
+    """Inter-node calibration without a cluster: calib_pingpong under smpirun on two hosts and
+    one link of 10 us and 1 GB/s (SMPI's factors set to 1, every message eager) gives an
+    inter-node trace; the ping-pong fit recovers the link, and the ping-ping fit tells a
+    full-duplex link (each direction 1 GB/s) from a shared one (0.5 GB/s each way)."""
+    platform = tmp_path / "two_hosts.xml"
+    platform.write_text(SMPI_PLATFORM.format(policy=policy, direction=' direction="UP"' if policy == "SPLITDUPLEX" else ""))
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("n0\nn1\n")
+    trace = tmp_path / "pp.h5"
+    res = subprocess.run(["smpirun", "-np", "2", "-platform", str(platform), "-hostfile", str(hostfile),
+                          "--cfg=smpi/privatization:0", "--cfg=smpi/simulate-computation:no",
+                          "--cfg=smpi/bw-factor:0:1", "--cfg=smpi/lat-factor:0:1", "--cfg=network/crosstraffic:0",
+                          "--cfg=smpi/async-small-thresh:2000000", "--cfg=smpi/send-is-detached-thresh:2000000",
+                          "--log=root.thres:critical", str(BIN / "calib_pingpong_smpi"), "--max", "1048576",
+                          "--repetitions", "2", "--per-octave", "2", "-o", str(trace)],
+                         capture_output=True, text=True, env=MPI_ENV, timeout=300)
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "pingpong.json"
+    res = subprocess.run([SIMCORE, "calibrate", str(trace), "--network-pattern", "pingpong", "-o", str(out)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    assert p["quality"]["network"]["placement"] == "inter-node"
+    assert all(s["latency"] == pytest.approx(10e-6, rel=0.01) for s in p["quality"]["network"]["segments"])
+    lat, bw = link_of(p)
+    assert lat == pytest.approx(10e-6, rel=0.01)  # MPI_Wtime's own simulated cost: 30 ns
+    assert bw == pytest.approx(1e9, rel=1e-3)
+    res, out = calibrate(tmp_path, trace)  # ping-ping: both directions at once
+    assert res.returncode == 0, res.stderr
+    largest = json.loads(out.read_text())["quality"]["network"]["segments"][-1]
+    assert largest["bandwidth"] == pytest.approx(1e9 if policy == "SPLITDUPLEX" else 0.5e9, rel=1e-3)
