@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Calibrate, then predict, on this machine: measure STREAM and an intra-node MPI ping-pong
 (with ping-ping), fit a profile with `simcore calibrate`, predict the halo exchange of 2 ranks
-on one node (the halo model's SMPI mode on platforms/single_node.xml with the profile), run
+on one node (scenarios/halo/two_ranks_one_node.xml: the halo model's SMPI mode with the profile), run
 the same exchange natively (build/bin/halo_mpi under mpirun, median of its iterations) and
 print the error per size.
 
@@ -26,20 +26,7 @@ BIN = Path(os.environ.get("SIMCORE_BUILD_DIR", ROOT / "build")) / "bin"
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 MPIRUN = ["mpirun", "--oversubscribe", "-np", "2"]
 
-SCENARIO = """<?xml version="1.0"?>
-<scenario model="halo" seed="1">
-  <platform file="{root}/platforms/single_node.xml"/>
-  <calibration file="{profile}"/>
-  <param name="ranks" value="2"/>
-  <param name="procs" value="2,1,1"/>
-  <param name="periodic" value="false"/>
-  <param name="variables" value="5"/>
-  <param name="iterations" value="5"/>
-  <param name="flops_per_cell" value="0"/>
-  <param name="ranks_per_node" value="2"/>
-  <param name="mode" value="smpi"/>
-</scenario>
-"""
+SCENARIO = ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml"  # the same exchange, SMPI mode
 
 
 def run(cmd, **kw):
@@ -52,9 +39,9 @@ def native(n):
     return statistics.median(json.loads(out.strip().splitlines()[-1])["per_iteration_max"])
 
 
-def model(scenario, n, out_dir):
-    out = run([BIN / "simcore", "run", scenario, "--set", f"local_cells={n},{n},{n}", "--quiet", "--json",
-               "--out", out_dir])
+def model(profile, n, out_dir):
+    out = run([BIN / "simcore", "run", SCENARIO, "--calibration", profile, "--set", f"local_cells={n},{n},{n}",
+               "--quiet", "--json", "--out", out_dir])
     return json.loads(out)["metrics"]["communication_time_slowest"]
 
 
@@ -75,10 +62,9 @@ def main():
         run(MPIRUN + [BIN / "calib_pingpong", "--max", "4194304", "--repetitions", "20", "-o", traces[-1]])
         for n in sizes:
             natives[n].append(native(n))
-    profile, scenario = out / "profile.json", out / "halo.xml"
+    profile = out / "profile.json"
     print(run([BIN / "simcore", "calibrate", *traces, out / "stream.h5", "-o", profile]), end="")
-    scenario.write_text(SCENARIO.format(root=ROOT, profile=profile))
-    models = {n: model(scenario, n, out / f"run-{n}") for n in sizes}
+    models = {n: model(profile, n, out / f"run-{n}") for n in sizes}
     print(f"{'cells':<8} {'face (B)':>9} {'native (us)':>12} {'model (us)':>11} {'error':>8}   native per round (us)")
     worst = 0.0
     for n in sizes:

@@ -5,6 +5,8 @@
 #include "simcore/scenario.hpp"
 #include "simcore/version.hpp"
 
+#include <calibration/profile_fitter.hpp>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -141,6 +143,19 @@ PYBIND11_MODULE(_simcore, m)
       .def_property("output_dir", &simcore::Scenario::output_dir, &simcore::Scenario::set_output_dir)
       .def_property_readonly("write_trace", &simcore::Scenario::write_trace)
       .def_property_readonly("params", &param_dict);
+
+  m.def(
+      "calibrate",
+      [](const std::vector<std::string>& traces, const std::vector<std::string>& hosts, const std::string& pattern,
+         int max_segments) {
+        calibration::FitOptions options;
+        options.host_match = hosts;
+        options.network_pattern = pattern;
+        options.max_segments = max_segments;
+        return calibration::fit_profile(traces, options).dump();
+      },
+      py::arg("traces"), py::arg("hosts") = std::vector<std::string>{}, py::arg("network_pattern") = "auto",
+      py::arg("max_segments") = 8, "fits a calibration profile from traces; returns its JSON text");
 
   m.def("run_in_children", &run_in_children, py::arg("scenarios"), py::arg("jobs") = 1, py::arg("progress") = false,
         "runs each scenario in its own forked child process, at most `jobs` at a time");

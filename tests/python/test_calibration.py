@@ -26,3 +26,28 @@ def test_calibration_setter_attaches_and_detaches():
     assert sc.calibration == ""
     with pytest.raises(simcore.InputError, match="calibration file .* does not exist"):
         sc.calibration = "/nonexistent/profile.json"
+
+
+def test_calibrate_fits_traces_like_the_command_line(tmp_path):
+    """simcore.calibrate gives the profile `simcore calibrate` writes, and writes it when asked."""
+    import json
+    import os
+    import subprocess
+
+    traces = sorted((SOURCE_DIR / "calibration" / "traces" / "vm").glob("*.h5"))
+    out = tmp_path / "profile.json"
+    profile = simcore.calibrate(traces, out=out)
+    assert json.loads(out.read_text()) == profile
+    cli = tmp_path / "cli.json"
+    subprocess.run([os.environ["SIMCORE_BIN"], "calibrate", *map(str, traces), "-o", str(cli)], check=True, capture_output=True)
+    assert json.loads(cli.read_text())["rates"] == profile["rates"]
+    assert json.loads(cli.read_text())["simgrid_config"] == profile["simgrid_config"]
+    # Options as keywords, errors as InputError (a ValueError) naming the file.
+    pp = simcore.calibrate(traces, network_pattern="pingpong")
+    assert pp["quality"]["network"]["pattern"] == "pingpong"
+    typed = simcore.calibrate(traces, hosts=["node-.*"] * len(traces))
+    assert typed["hosts"][0]["match"] == "node-.*"
+    with pytest.raises(simcore.InputError, match="missing.h5"):
+        simcore.calibrate([tmp_path / "missing.h5"])
+    with pytest.raises(simcore.InputError, match="network pattern"):
+        simcore.calibrate(traces, network_pattern="both")

@@ -19,6 +19,7 @@ EXAMPLES = pathlib.Path(os.environ["SIMCORE_SOURCE_DIR"]) / "examples"
     ("dtl_transport_sweep.py", "plot:"),
     ("halo_ranks_per_node.py", "ranks/node"),
     ("batch_wait_predictors.py", "scheduler / XGBoost error"),
+    ("calibrated_halo.py", "comm, fitted"),
 ])
 def test_example_runs_and_plots(tmp_path, script, expected):
     png = tmp_path / "plot.png"

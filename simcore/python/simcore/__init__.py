@@ -24,7 +24,7 @@ from . import _simcore
 from ._simcore import InputError
 
 __version__ = _simcore.__version__
-__all__ = ["InputError", "SimulationError", "Scenario", "Result", "models", "load", "run_many"]
+__all__ = ["InputError", "SimulationError", "Scenario", "Result", "models", "load", "run_many", "calibrate"]
 
 
 class SimulationError(RuntimeError):
@@ -124,6 +124,23 @@ class Scenario:
 def load(path):
     """Reads and validates a scenario file. Raises InputError with file:line on bad input."""
     return Scenario(_simcore.Scenario.load(os.fspath(path)))
+
+
+def calibrate(traces, out=None, hosts=None, network_pattern="auto", max_segments=8):
+    """Fits a calibration profile from calibration traces (HDF5), as `simcore calibrate` does;
+    returns it as a dict and, with `out`, writes it there (atomically) for Scenario.calibration.
+
+    hosts: None, or one regular expression per trace (its host type; "" for every host).
+    network_pattern: "pingping", "pingpong" or "auto". Raises InputError on a bad trace."""
+    paths = [os.fspath(t) for t in traces]
+    text = _simcore.calibrate(paths, [] if hosts is None else list(hosts), network_pattern, int(max_segments))
+    if out is not None:
+        out = os.fspath(out)
+        fd, tmp = tempfile.mkstemp(prefix=".profile-", dir=os.path.dirname(os.path.abspath(out)))
+        with os.fdopen(fd, "w") as f:
+            f.write(text + "\n")
+        os.replace(tmp, out)
+    return json.loads(text)
 
 
 class Result:
