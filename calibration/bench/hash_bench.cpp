@@ -311,6 +311,10 @@ int main(int argc, char** argv)
   double load = 0.7, miss = 0.9;
   int reps = 3;
   std::string key = "float", out;
+  if (argc % 2 == 0) {
+    std::fprintf(stderr, "calib_hash: option %s has no value\n", argv[argc - 1]);
+    return 2;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     const char* v = argv[i + 1];
@@ -326,7 +330,9 @@ int main(int argc, char** argv)
       return 2;
     }
   }
-  if (out.empty() || buckets < 2 || load <= 0 || load > 1 || miss < 0 || miss > 1 || reps < 1 ||
+  const double slots = static_cast<double>(buckets) * (key == "double" ? 8 : 16);
+  if (out.empty() || buckets < 2 || load <= 0 || load > 1 || slots * load < 1 || queries < 1 || miss < 0 || miss > 1 ||
+      reps < 1 ||
       (key != "float" && key != "double")) {
     std::fprintf(stderr, "usage: calib_hash [--buckets B] [--load L] [--miss-rate M] [--queries Q] [--repetitions R] "
                          "[--key float|double] -o TRACE.h5\n");

@@ -12,9 +12,11 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -40,7 +42,8 @@ int main(int argc, char** argv)
     else if (a == "-o")
       out = argv[i + 1];
   }
-  if (size < 2 || out.empty() || reps < 1 || window < 1 || per_octave < 1 || per_octave > 8) {
+  if (size < 2 || out.empty() || reps < 1 || window < 1 || per_octave < 1 || per_octave > 8 || max_bytes < 1 ||
+      max_bytes > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
     if (rank == 0)
       std::fprintf(stderr, "usage: mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] "
                            "[--per-octave 1..8] -o TRACE.h5\n");
@@ -66,7 +69,10 @@ int main(int argc, char** argv)
     }
   // Separate send and receive buffers, as the OSU benchmarks and halo exchanges have them:
   // a send buffer that no receive overwrites stays clean in the caches.
-  std::vector<char> buf(max_bytes * static_cast<std::size_t>(window) + 1, 1), sbuf(max_bytes + 1, 2);
+  // The one-way window holds up to 256 MiB of messages (one message when larger: see below).
+  constexpr std::size_t kWindowBytes = std::size_t{256} << 20;
+  const std::size_t window_bytes = std::min(max_bytes * static_cast<std::size_t>(window), kWindowBytes);
+  std::vector<char> buf(std::max(max_bytes, window_bytes) + 1, 1), sbuf(max_bytes + 1, 2);
   calibration::Dataset rt{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"},
       ow{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"},
       pp2{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"};
@@ -105,7 +111,7 @@ int main(int argc, char** argv)
         pp2.values.push_back(slowest);
     }
     // One way: a window of messages in flight, then one acknowledgement.
-    const int w = sd * window > 256.0 * (1 << 20) ? 1 : window;
+    const int w = sd * window > static_cast<double>(kWindowBytes) ? 1 : window;
     for (int r = -1; r < reps; r++) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <stdexcept>
+#include <string>
 
 #include <sys/mman.h>
 
@@ -58,13 +60,21 @@ template <typename Key>
 SimdHashTable<Key>::SimdHashTable(std::size_t buckets, double secondary_share)
     : buckets_(buckets < 2 ? 2 : buckets), simd_(simd_available())
 {
+  if (!(secondary_share >= 0 && secondary_share < 1))
+    throw std::invalid_argument("SimdHashTable: secondary share " + std::to_string(secondary_share) +
+                                "; expected a value in [0, 1)");
   primary_ = static_cast<std::size_t>(static_cast<double>(buckets_) * (1 - secondary_share));
   primary_ = primary_ < 1 ? 1 : (primary_ >= buckets_ ? buckets_ - 1 : primary_);
   keys_bytes_ = buckets_ * 64;
   values_bytes_ = capacity() * sizeof(std::uint64_t);
   // mmap returns page-aligned memory: every bucket is 64-byte aligned.
   keys_ = static_cast<Bits*>(huge_alloc(keys_bytes_, &huge_));
-  values_ = static_cast<std::uint64_t*>(huge_alloc(values_bytes_));
+  try {
+    values_ = static_cast<std::uint64_t*>(huge_alloc(values_bytes_));
+  } catch (...) {
+    huge_free(keys_, keys_bytes_);
+    throw;
+  }
   overflow_ = static_cast<std::uint8_t*>(std::calloc(buckets_, 1));
   if (!overflow_) {
     huge_free(keys_, keys_bytes_);

@@ -60,14 +60,17 @@ double PiecewiseFit::at(double x) const
 
 double PiecewiseFit::switch_point(double jump) const
 {
-  // A protocol switch (eager to rendezvous) adds a start-up: the latency steps up. Small
-  // messages may show several small steps (cache lines, fragment headers): the switch is the
-  // largest step up among those above `jump`.
-  double best = 0, step = 0;
+  // A protocol switch (eager to rendezvous) adds a start-up: the time steps up where the new
+  // law takes over (a bend in bandwidth moves the intercept without a step). Other steps
+  // (cache levels, DRAM) are smaller relative to the time: the switch is the largest
+  // relative step above `jump`.
+  double best = 0, step = 1 + jump;
   for (std::size_t k = 1; k < segments.size(); k++) {
-    const double before = std::max(segments[k - 1].intercept, 0.0), after = segments[k].intercept;
-    if (after > before * (1 + jump) && after > 0 && after - before > step) {
-      step = after - before;
+    // Where the protocol changes: just after the last size measured with the old one.
+    const double x = segments[k - 1].to > 0 ? segments[k - 1].to : segments[k].from;
+    const double before = segments[k - 1].at(x), after = segments[k].at(x);
+    if (before > 0 && after / before > step) {
+      step = after / before;
       best = segments[k].from;
     }
   }
@@ -162,7 +165,7 @@ PiecewiseFit fit_piecewise(const std::vector<double>& xs, const std::vector<doub
   for (int k = chosen; k >= 1; k--) {
     const std::size_t i = from[k][j];
     const LineFit& l = line(i, j);
-    fit.segments.push_back({x[starts[i]], l.intercept, l.slope});
+    fit.segments.push_back({x[starts[i]], l.intercept, l.slope, x[starts[j] - 1]});
     j = i;
   }
   std::reverse(fit.segments.begin(), fit.segments.end());

@@ -6,6 +6,7 @@
 #include <simcore/quantile.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -85,11 +86,19 @@ void median_per_size(std::vector<double> sizes, std::vector<double> times, std::
 }
 
 /** One sample per repetition: the size of its row and `scale` x the dataset's value. */
-void samples_by_size(const Benchmark& b, const std::string& name, double scale, std::vector<double>& sizes,
-                     std::vector<double>& times)
+void samples_by_size(const Benchmark& b, const std::string& name, double scale, const std::string& where,
+                     std::vector<double>& sizes, std::vector<double>& times)
 {
-  const Dataset& size = need(b, "size", b.name);
-  const Dataset& time = need(b, name, b.name);
+  const Dataset& size = need(b, "size", where);
+  const Dataset& time = need(b, name, where); // `where`: the trace's path
+  if (time.rows() == 0 || time.rows() != size.rows() || time.values.size() != time.rows() * time.cols())
+    throw simcore::InputError(where + " (" + b.name + ")",
+                              "dataset '" + name + "' has " + std::to_string(time.rows()) + " rows for " +
+                                  std::to_string(size.rows()) + " sizes; expected one row of repetitions per size");
+  for (double v : time.values)
+    if (!(v > 0) || !std::isfinite(v))
+      throw simcore::InputError(where + " (" + b.name + ")", "dataset '" + name + "' holds " + number(v) +
+                                                                 "; expected positive times in seconds");
   for (std::size_t r = 0; r < time.rows(); r++)
     for (std::size_t c = 0; c < time.cols(); c++) {
       sizes.push_back(size.at(r));
@@ -99,21 +108,27 @@ void samples_by_size(const Benchmark& b, const std::string& name, double scale, 
 
 } // namespace
 
-void pingping_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times)
+void pingping_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times,
+                      const std::string& path)
 {
-  samples_by_size(b, "time", 1.0, sizes, times);
+  samples_by_size(b, "time", 1.0, path, sizes, times);
 }
 
-void pingpong_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times)
+void pingpong_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times,
+                      const std::string& path)
 {
-  samples_by_size(b, "round_trip", 0.5, sizes, times); // one way: half the round trip
+  samples_by_size(b, "round_trip", 0.5, path, sizes, times); // one way: half the round trip
 }
 
 namespace {
 
 /** SMPI applies an entry "X:factor" to messages larger than X: a segment from size S (whole
- *  bytes) is written as S - 1, the first one as 0. */
-double bound_of(const Segment& s, bool first) { return first ? 0 : std::max(s.from - 1, 0.0); }
+ *  bytes) is written as S - 1, the first one as 0; as a whole number, since SMPI reads the
+ *  bound as an integer (6 significant digits would turn 20971519 into "2.09715e+07", read 2). */
+std::string bound_of(const Segment& s, bool first)
+{
+  return std::to_string(first ? 0LL : static_cast<long long>(std::max(std::llround(s.from) - 1, 0LL)));
+}
 
 } // namespace
 
@@ -121,7 +136,7 @@ std::string latency_factors(const PiecewiseFit& fit, double latency)
 {
   std::string out;
   for (auto it = fit.segments.rbegin(); it != fit.segments.rend(); ++it)
-    out += (out.empty() ? "" : ";") + number(bound_of(*it, it == std::prev(fit.segments.rend()))) + ":" +
+    out += (out.empty() ? "" : ";") + bound_of(*it, it == std::prev(fit.segments.rend())) + ":" +
            number(std::max(it->intercept, 1e-12) / latency);
   return out;
 }
@@ -131,7 +146,7 @@ std::string bandwidth_factors(const PiecewiseFit& fit, double bandwidth)
   std::string out;
   for (auto it = fit.segments.rbegin(); it != fit.segments.rend(); ++it) {
     const double bw = it->slope > 0 ? 1.0 / it->slope : bandwidth;
-    out += (out.empty() ? "" : ";") + number(bound_of(*it, it == std::prev(fit.segments.rend()))) + ":" +
+    out += (out.empty() ? "" : ";") + bound_of(*it, it == std::prev(fit.segments.rend())) + ":" +
            number(bw / bandwidth);
   }
   return out;
@@ -186,9 +201,9 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
                                           "calib_pingpong (which measures both)");
         const auto placement = b.parameters.count("placement") ? b.parameters.at("placement") : "inter-node";
         NetworkSamples& n = networks[placement];
-        pingpong_samples(b, n.pingpong_sizes, n.pingpong_times);
+        pingpong_samples(b, n.pingpong_sizes, n.pingpong_times, path);
         if (has_pingping)
-          pingping_samples(t.benchmarks.at("pingping"), n.pingping_sizes, n.pingping_times);
+          pingping_samples(t.benchmarks.at("pingping"), n.pingping_sizes, n.pingping_times, path);
         n.all_have_pingping = n.all_have_pingping && has_pingping;
         n.traces++;
         fitted = true;
@@ -196,6 +211,14 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         // Dense compute rate of one core: the median over repetitions at the largest size.
         const Dataset& size = need(b, "size", path);
         const Dataset& gflops = need(b, "gflops", path);
+        if (size.rows() == 0 || gflops.rows() != size.rows() || gflops.values.size() != gflops.rows() * gflops.cols())
+          throw simcore::InputError(path + " (dgemm)", "dataset 'gflops' has " + std::to_string(gflops.rows()) +
+                                                           " rows for " + std::to_string(size.rows()) +
+                                                           " sizes; expected one row of repetitions per size");
+        for (double v : gflops.values)
+          if (!(v > 0) || !std::isfinite(v))
+            throw simcore::InputError(path + " (dgemm)",
+                                      "dataset 'gflops' holds " + number(v) + "; expected positive rates");
         std::size_t largest = 0;
         for (std::size_t r = 0; r < size.rows(); r++)
           if (size.at(r) > size.at(largest))
@@ -292,6 +315,10 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         }
         fitted = true;
       } else if (name == "stencil") {
+        if (stencil)
+          throw simcore::InputError(path + " (stencil)", "a second stencil trace (the first: " + stencil->path +
+                                                             "); expected one: a profile holds one flops_per_cell, "
+                                                             "so fit each host type's profile on its own");
         stencil = fit_stencil(b, path);
         stencil->match = match;
         fitted = true;

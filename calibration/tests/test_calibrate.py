@@ -704,3 +704,48 @@ def test_the_benchmark_on_a_simulated_network_is_fitted_back_to_its_links(tmp_pa
     assert res.returncode == 0, res.stderr
     largest = json.loads(out.read_text())["quality"]["network"]["segments"][-1]
     assert largest["bandwidth"] == pytest.approx(1e9 if policy == "SPLITDUPLEX" else 0.5e9, rel=1e-3)
+
+
+@pytest.mark.parametrize("flaw", ["rows", "negative", "nan"])
+def test_a_malformed_pingpong_trace_is_refused(tmp_path, flaw):
+    trace = tmp_path / "bad.h5"
+    sizes = 2.0 ** np.arange(0, 10)
+    rt = np.tile(2e-6 + sizes[:, None] / 1e9, (1, 3))
+    if flaw == "rows":
+        rt = rt[:-2]
+    elif flaw == "negative":
+        rt[3, 1] = -1e-6
+    else:
+        rt[5, 0] = np.nan
+    with h5py.File(trace, "w") as f:
+        f.attrs["schema"] = "simcore-calibration-trace/1"
+        g = f.create_group("pingpong")
+        g.attrs["placement"] = "inter-node"
+        g.create_dataset("size", data=sizes).attrs["unit"] = "B"
+        g.create_dataset("round_trip", data=rt).attrs["unit"] = "s"
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 2
+    assert "bad.h5 (pingpong)" in res.stderr and ("rows" in res.stderr or "positive times" in res.stderr)
+    assert not out.exists()
+
+
+def test_a_second_stencil_trace_and_a_trailing_host_pattern_are_refused(tmp_path):
+    a, b = tmp_path / "a.h5", tmp_path / "b.h5"
+    write_synthetic_stencil(a, STENCIL_CELLS, STENCIL_RATES)
+    write_synthetic_stencil(b, STENCIL_CELLS, STENCIL_RATES)
+    res, out = calibrate(tmp_path, a, b)
+    assert res.returncode == 2 and "b.h5 (stencil)" in res.stderr and "second stencil trace" in res.stderr
+    assert not out.exists()
+    res = subprocess.run([SIMCORE, "calibrate", str(a), "--hosts", "cpu-.*", "-o", str(out)], capture_output=True,
+                         text=True)
+    assert res.returncode == 2 and "followed by no trace" in res.stderr
+    assert not out.exists()
+
+
+@pytest.mark.skipif(not (BIN / "calib_hash").exists(), reason="calib_hash needs Abseil, oneTBB and Boost")
+@pytest.mark.parametrize("args", [["--buckets"], ["--queries", "0"], ["--buckets", "2", "--load", "0.01"]])
+def test_hash_benchmark_refuses_bad_options(tmp_path, args):
+    trace = tmp_path / "h.h5"
+    res = subprocess.run([str(BIN / "calib_hash"), "-o", str(trace), *args], capture_output=True, text=True)
+    assert res.returncode == 2 and "calib_hash" in res.stderr
+    assert not trace.exists()

@@ -63,14 +63,18 @@ TEST_CASE("piecewise fit keeps one segment for one line", "[calibration]")
   CHECK(fit.switch_point() == 0);
 }
 
-TEST_CASE("the protocol switch is the largest latency step up", "[calibration]")
+TEST_CASE("the protocol switch is the largest step up in time", "[calibration]")
 {
   calibration::PiecewiseFit fit;
-  // Small steps among small messages (0.2 -> 0.9 us), the rendezvous start-up at 4 KiB
-  // (0.9 -> 3.4 us), a step down at 6 MiB.
-  fit.segments = {{1, 0.2e-6, 0}, {512, 0.9e-6, 1 / 4e9}, {4096, 3.4e-6, 1 / 16e9}, {6291456, 0, 1 / 12e9}};
+  // At 512 B the intercept rises (0.2 -> 0.9 us) but the time falls (a bend, no step); at
+  // 4 KiB the rendezvous start-up: 1.79 -> 3.63 us (x 2); at 6 MiB the DRAM bandwidth:
+  // 389 -> 499 us, a larger step in time but a smaller one relative to it (x 1.28).
+  fit.segments = {{1, 0.2e-6, 1 / 0.436e9}, {512, 0.9e-6, 1 / 4.66e9}, {4096, 3.382e-6, 1 / 16.3e9},
+                  {6291456, 0, 1 / 12.6e9}};
   CHECK(fit.switch_point() == 4096);
-  fit.segments = {{1, 1e-6, 1 / 4e9}, {4096, 1.2e-6, 1 / 16e9}}; // a 20 % step: no switch
+  fit.segments = {{1, 1e-6, 1 / 4e9}, {4096, 1.1e-6, 1 / 4e9}}; // a 5 % step: no switch
+  CHECK(fit.switch_point() == 0);
+  fit.segments = {{1, 1e-6, 1 / 1e9}, {65536, 40e-6, 1 / 2e9}}; // 66.5 -> 72.8 us: 9 %, a bend
   CHECK(fit.switch_point() == 0);
 }
 
@@ -81,6 +85,9 @@ TEST_CASE("SMPI factor syntax from a fit, largest size first", "[calibration]")
   fit.segments = {{1, 1e-6, 1 / 5e9}, {65536, 4e-6, 1 / 10e9}};
   CHECK(calibration::latency_factors(fit, 1e-6) == "65535:4;0:1");
   CHECK(calibration::bandwidth_factors(fit, 10e9) == "65535:1;0:0.5");
+  // Bounds are whole numbers however large (SMPI reads them as integers).
+  fit.segments.push_back({20971520, 4e-6, 1 / 5e9});
+  CHECK(calibration::bandwidth_factors(fit, 5e9) == "20971519:1;65535:2;0:1");
 }
 
 TEST_CASE("calibration trace round trip through HDF5", "[calibration]")

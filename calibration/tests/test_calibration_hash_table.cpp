@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <stdexcept>
 #include <random>
 #include <unordered_map>
 #include <vector>
@@ -126,4 +127,11 @@ TEST_CASE("SIMD hash table: a full neighbourhood refuses a key", "[calibration]"
     if (table.find(static_cast<float>(i) + 0.5f, v))
       CHECK(v == static_cast<std::uint64_t>(i));
   }
+}
+
+TEST_CASE("SIMD hash table: a secondary share outside [0, 1) is refused", "[calibration]")
+{
+  CHECK_THROWS_AS(calibration::SimdHashTable<float>(64, 1.0), std::invalid_argument);
+  CHECK_THROWS_AS(calibration::SimdHashTable<double>(64, -0.1), std::invalid_argument);
+  CHECK_NOTHROW(calibration::SimdHashTable<float>(64, 0.0));
 }

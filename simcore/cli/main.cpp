@@ -409,6 +409,9 @@ int cmd_calibrate(const std::vector<std::string>& args)
   }
   if (traces.empty() || out.empty())
     throw InputError("command line", "expected simcore calibrate TRACE.h5... -o PROFILE.json");
+  if (!host_pattern.empty() && (options.host_match.empty() || options.host_match.back() != host_pattern))
+    throw InputError("command line", "--hosts '" + host_pattern + "' is followed by no trace; expected --hosts REGEX "
+                                     "TRACE.h5... (the pattern applies to the traces after it)");
   const auto profile = calibration::fit_profile(traces, options);
   simcore::write_file_atomically(out, profile.dump(2) + "\n");
   std::printf("%s: %s\n", out.c_str(), profile["name"].get<std::string>().c_str());

@@ -11,6 +11,7 @@ struct Segment {
   double from;      ///< first size of the segment
   double intercept; ///< s
   double slope;     ///< s per size unit
+  double to = 0;    ///< last size measured in the segment (0: not known)
   double at(double x) const { return intercept + slope * x; }
 };
 
@@ -24,10 +25,11 @@ struct PiecewiseFit {
   std::vector<Segment> segments; ///< increasing `from`; the first starts at the smallest size
   FitQuality quality;
   double at(double x) const;
-  /** Where the latency (intercept) steps up the most from one segment to the next, among the
-   *  steps of more than `jump` (relative): a protocol switch such as eager to rendezvous; 0
-   *  when none. */
-  double switch_point(double jump = 0.5) const;
+  /** Where the time steps up the most, relatively, from one segment to the next (both laws
+   *  evaluated at the last size of the first, else where the next begins), if by more than
+   *  `jump`: a protocol switch such as eager to rendezvous; the next segment's first size, or
+   *  0 when none. */
+  double switch_point(double jump = 0.1) const;
 };
 
 /** Fits up to `max_segments` segments (each spanning at least `min_sizes` distinct sizes);

@@ -14,12 +14,15 @@
 namespace calibration {
 
 /** One-way times of a ping-pong benchmark: sizes (B) and half round trips (s), one sample
- *  per repetition. */
-void pingpong_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times);
+ *  per repetition. simcore::InputError naming `path` when the shapes disagree or a time is
+ *  not positive (same for ping-ping). */
+void pingpong_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times,
+                      const std::string& path);
 
 /** Times of a ping-ping benchmark (both ranks send at once): sizes (B) and the time of one
  *  message (s), one sample per repetition. */
-void pingping_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times);
+void pingping_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times,
+                      const std::string& path);
 
 /** SMPI's factor syntax for a fit, relative to (latency, bandwidth): "size:factor;..." from
  *  the largest size down. */

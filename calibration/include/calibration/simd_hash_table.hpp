@@ -12,10 +12,11 @@
  * memory accesses of many lookups overlap. Keys and values live on transparent huge pages
  * where the system allows it (fewer TLB misses on tables far larger than the caches).
  *
- * Inserts are lock-free (a compare-and-swap claims a slot, then the value is stored: a lookup
- * racing with the insert of the same key may find the key before its value); concurrent
- * inserts of one key may store it twice only when racing with an erase of it. Keys are float
- * or double, compared bit for bit; one bit pattern (a NaN) is reserved for empty slots. */
+ * Inserts and lookups are lock-free and may run concurrently (a compare-and-swap claims a
+ * slot, then the value is stored: a lookup racing with the insert of the same key may find
+ * the key before its value). Erase frees a slot that a concurrent insert may take while
+ * another insert of the same key passes on: run erases apart from inserts. Keys are float or
+ * double, compared bit for bit; one bit pattern (a NaN) is reserved for empty slots. */
 #pragma once
 
 #include <cstddef>
@@ -32,7 +33,8 @@ public:
   static constexpr std::size_t kSlots = 64 / sizeof(Key); ///< keys per bucket
   static constexpr Bits kEmpty = ~Bits{0};                ///< a NaN no key may be
 
-  /** `buckets` buckets, `secondary_share` of them (0..1) in the secondary region. */
+  /** `buckets` buckets, `secondary_share` of them (in [0, 1); at least one bucket) in the
+   *  secondary region. std::invalid_argument on a share outside that range. */
   explicit SimdHashTable(std::size_t buckets, double secondary_share = 0.125);
 
   /** False when the key's three buckets are full (an insertion failure) or the key is the
@@ -40,8 +42,8 @@ public:
   bool insert(Key key, std::uint64_t value);
   /** The value, or false. */
   bool find(Key key, std::uint64_t& value) const;
-  /** Removes the key; false when it was absent. Not safe against a concurrent insert of the
-   *  same key (safe against lookups and inserts of other keys). */
+  /** Removes the key; false when it was absent. Safe against concurrent lookups, not against
+   *  concurrent inserts (see above). */
   bool erase(Key key);
   /** Many lookups, pipelined (see above); found[i] = 1 and values[i] set on a hit, found[i]
    *  = 0 otherwise. Returns the number of hits. */
@@ -56,7 +58,8 @@ public:
   std::size_t bytes() const { return buckets_ * (64 + 1) + capacity() * sizeof(std::uint64_t); }
   /** Share of the buckets whose overflow filter is not empty. */
   double overflowed_share() const;
-  /** Whether the keys sit on huge pages (the kernel accepted the advice). */
+  /** Whether the kernel accepted the advice to put the keys on huge pages (with transparent
+   *  huge pages disabled it may accept and still use small pages). */
   bool huge_pages() const { return huge_; }
   bool simd() const { return simd_; }
   /** Force the scalar path (for comparing both on one CPU). */

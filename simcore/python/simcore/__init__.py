@@ -137,9 +137,17 @@ def calibrate(traces, out=None, hosts=None, network_pattern="auto", max_segments
     if out is not None:
         out = os.fspath(out)
         fd, tmp = tempfile.mkstemp(prefix=".profile-", dir=os.path.dirname(os.path.abspath(out)))
-        with os.fdopen(fd, "w") as f:
-            f.write(text + "\n")
-        os.replace(tmp, out)
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text + "\n")
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)  # as a plain open() would create it
+            os.replace(tmp, out)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
     return json.loads(text)
 
 
