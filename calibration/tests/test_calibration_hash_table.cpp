@@ -129,7 +129,7 @@ TEST_CASE("SIMD hash table: a full neighbourhood refuses a key", "[calibration]"
   }
 }
 
-TEST_CASE("SIMD hash table: a secondary share outside [0, 1) is refused", "[calibration]")
+TEST_CASE("SIMD hash table: a secondary share below 0 or from 1 on is refused", "[calibration]")
 {
   CHECK_THROWS_AS(calibration::SimdHashTable<float>(64, 1.0), std::invalid_argument);
   CHECK_THROWS_AS(calibration::SimdHashTable<double>(64, -0.1), std::invalid_argument);
