@@ -5,9 +5,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 #include <random>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -134,4 +137,73 @@ TEST_CASE("SIMD hash table: a secondary share below 0 or from 1 on is refused", 
   CHECK_THROWS_AS(calibration::SimdHashTable<float>(64, 1.0), std::invalid_argument);
   CHECK_THROWS_AS(calibration::SimdHashTable<double>(64, -0.1), std::invalid_argument);
   CHECK_NOTHROW(calibration::SimdHashTable<float>(64, 0.0));
+}
+
+TEST_CASE("SIMD hash table: concurrent inserts and lookups", "[calibration]")
+{
+  // Four threads insert overlapping key sets (every key by two threads, with different
+  // values) while two more look keys up; afterwards every key is there once, with one of the
+  // values offered, and lookups never saw a key with a value nobody inserted.
+  using Table = calibration::SimdHashTable<float>;
+  Table table(1 << 12);
+  const std::size_t n = table.capacity() / 2;
+  std::vector<std::uint32_t> keys(n);
+  std::mt19937_64 rng(5);
+  for (auto& k : keys) {
+    do
+      k = static_cast<std::uint32_t>(rng());
+    while (k == Table::kEmpty);
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  auto as_key = [](std::uint32_t b) {
+    float k;
+    std::memcpy(&k, &b, sizeof k);
+    return k;
+  };
+  std::atomic<std::size_t> failed{0}, bad_values{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++)
+    threads.emplace_back([&, t] {
+      // Thread t inserts the keys whose index % 4 is t or (t + 1) % 4, value index * 4 + t.
+      for (std::size_t i = 0; i < keys.size(); i++)
+        if (i % 4 == static_cast<std::size_t>(t) || i % 4 == static_cast<std::size_t>((t + 1) % 4))
+          failed += !table.insert(as_key(keys[i]), i * 4 + static_cast<std::size_t>(t));
+    });
+  for (int t = 0; t < 2; t++)
+    threads.emplace_back([&] {
+      for (int round = 0; round < 3; round++)
+        for (std::size_t i = 0; i < keys.size(); i++) {
+          std::uint64_t v = 0;
+          // A value may not be stored yet (0 while its slot is claimed): only others are wrong.
+          if (table.find(as_key(keys[i]), v) && v != 0 && v / 4 != i)
+            bad_values++;
+        }
+    });
+  for (auto& th : threads)
+    th.join();
+  CHECK(failed == 0);
+  CHECK(bad_values == 0);
+  for (std::size_t i = 0; i < keys.size(); i++) {
+    std::uint64_t v = 0;
+    REQUIRE(table.find(as_key(keys[i]), v));
+    const std::size_t t = v % 4;
+    CHECK(v / 4 == i);
+    CHECK((i % 4 == t || i % 4 == (t + 1) % 4));
+  }
+  // Each key once: as many occupied slots as keys.
+  std::size_t present = 0;
+  std::vector<float> all(keys.size());
+  for (std::size_t i = 0; i < keys.size(); i++)
+    all[i] = as_key(keys[i]);
+  std::vector<std::uint64_t> values(all.size());
+  std::vector<unsigned char> found(all.size());
+  present = table.find_many(all.data(), all.size(), values.data(), found.data());
+  CHECK(present == keys.size());
+  for (std::size_t i = 0; i < keys.size(); i++)
+    CHECK(table.erase(as_key(keys[i])));
+  for (std::size_t i = 0; i < keys.size(); i++) {
+    std::uint64_t v = 0;
+    CHECK_FALSE(table.find(as_key(keys[i]), v)); // a duplicate would still be found
+  }
 }
