@@ -2,7 +2,9 @@
  * WMMA, sm_80 and later), and a 3D convolution as an implicit GEMM in channels-first (NCDHW)
  * and channels-last (NDHWC) layouts. Each is checked against a CPU reference, then timed.
  * Without a CUDA device it says so and exits 77 (a skip for the tests), never pretending.
- *   calib_cuda [--check] [--size N] -o TRACE.h5 */
+ *   calib_cuda [--check] [--size N] -o TRACE.h5
+ * Built with -DSIMCORE_CUDA_NO_TRACE (cuda/build_for_device.sh) it needs no HDF5 library and
+ * prints its checks and rates only: a binary to carry to a bare GPU machine. */
 #include "calibration/trace_file.hpp"
 
 #include <simcore/error.hpp>
@@ -312,6 +314,10 @@ int main(int argc, char** argv)
     });
   cudaFree(din), cudaFree(dw), cudaFree(dout);
   if (!out.empty()) {
+#ifdef SIMCORE_CUDA_NO_TRACE
+    std::fprintf(stderr, "calib_cuda: built without HDF5 traces (for a bare GPU machine); run it without -o\n");
+    return 2;
+#else
     calibration::Trace trace;
     trace.attributes = calibration::machine_attributes();
     trace.attributes["gpu"] = prop.name;
@@ -323,6 +329,7 @@ int main(int argc, char** argv)
                               datasets};
     trace.benchmarks["cuda"] = bm;
     return calibration::write_trace_or_report(out, trace);
+#endif
   }
   return 0;
 }
