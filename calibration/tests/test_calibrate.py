@@ -23,15 +23,28 @@ def calibrate(tmp_path, *traces):
     return res, out
 
 
+def synthetic_trace(path):
+    """A new trace file (an open h5py.File) with the root attributes the fitter reads."""
+    f = h5py.File(path, "w")
+    f.attrs["schema"] = "simcore-calibration-trace/1"
+    f.attrs["host"] = "synthetic"
+    return f
+
+
+def fitted(tmp_path, *traces):
+    """The profile `simcore calibrate` fits from `traces`, which must succeed."""
+    res, out = calibrate(tmp_path, *traces)
+    assert res.returncode == 0, res.stderr
+    return json.loads(out.read_text())
+
+
 def write_synthetic_pingpong(path, latency, bandwidth, noise=0.0, placement="inter-node"):
     """A trace as h5py writes it: one-way time = latency + size / bandwidth."""
     rng = np.random.default_rng(3)
     sizes = 2.0 ** np.arange(0, 25)
     one_way = latency + sizes / bandwidth
     rt = 2 * one_way[:, None] * (1 + noise * rng.standard_normal((len(sizes), 5)))
-    with h5py.File(path, "w") as f:
-        f.attrs["schema"] = "simcore-calibration-trace/1"
-        f.attrs["host"] = "synthetic"
+    with synthetic_trace(path) as f:
         g = f.create_group("pingpong")
         g.attrs["placement"] = placement
         g.create_dataset("size", data=sizes).attrs["unit"] = "B"
@@ -67,9 +80,7 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
         assert f["pingping/time"].shape == (len(expected), 3)
         assert f["one_way/time"].shape == (len(expected), 3)
         assert (f["pingping/time"][()] > 0).all()
-    res, out = calibrate(tmp_path, trace)
-    assert res.returncode == 0, res.stderr
-    p = json.loads(out.read_text())
+    p = fitted(tmp_path, trace)
     assert p["simgrid_config"]["network/model"] == "SMPI"
     assert float(p["simgrid_config"]["network/loopback-bw"]) > 1e8
     # Fit quality depends on how quiet the machine is (shared here): only its presence is checked.
@@ -86,9 +97,7 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
 def test_fitter_recovers_a_synthetic_network(tmp_path):
     trace = tmp_path / "synthetic.h5"
     write_synthetic_pingpong(trace, 5e-6, 2e9, noise=0.01)
-    res, out = calibrate(tmp_path, trace)
-    assert res.returncode == 0, res.stderr
-    p = json.loads(out.read_text())
+    p = fitted(tmp_path, trace)
     link = p["links"][0]
     assert link["match"] == ".*"
     assert float(link["latency"].rstrip("s")) == pytest.approx(5e-6, rel=0.05)
@@ -97,26 +106,31 @@ def test_fitter_recovers_a_synthetic_network(tmp_path):
     assert p["quality"]["network"]["protocol_switch"] == 0
 
 
-def halo_time(tmp_path, profile):
-    scenario = tmp_path / ("halo_%s.xml" % profile.stem)
+def run_halo(tmp_path, name, params, profile=None, metric="makespan", extra=()):
+    """One metric of a 2-rank halo scenario on platforms/single_node.xml (1 Gf cores) with the
+    given <param> values (name: value; None leaves one out) and, optionally, a profile."""
+    scenario = tmp_path / ("halo_%s.xml" % name)
+    calibration = "" if profile is None else f'<calibration file="{profile}"/>'
+    lines = "\n".join(f'  <param name="{k}" value="{v}"/>' for k, v in params.items() if v is not None)
     scenario.write_text(f"""<?xml version="1.0"?>
 <scenario model="halo" seed="1">
   <platform file="{ROOT / 'platforms' / 'single_node.xml'}"/>
-  <calibration file="{profile}"/>
+  {calibration}
   <param name="ranks" value="2"/>
   <param name="procs" value="2,1,1"/>
-  <param name="local_cells" value="1,500,500"/>
-  <param name="periodic" value="false"/>
-  <param name="variables" value="1"/>
-  <param name="iterations" value="1"/>
-  <param name="flops_per_cell" value="0"/>
   <param name="ranks_per_node" value="2"/>
-  <param name="mode" value="smpi"/>
+{lines}
 </scenario>
 """)
-    out = subprocess.run([SIMCORE, "run", str(scenario), "--json", "--quiet", "--out", str(tmp_path / profile.stem)],
+    out = subprocess.run([SIMCORE, "run", str(scenario), "--json", "--quiet", "--out", str(tmp_path / name), *extra],
                          capture_output=True, text=True, check=True).stdout
-    return json.loads(out)["metrics"]["makespan"]
+    return json.loads(out)["metrics"][metric]
+
+
+def halo_time(tmp_path, profile):
+    """Makespan of one transfer-bound exchange (SMPI mode, 1 x 500 x 500 cells, no compute)."""
+    return run_halo(tmp_path, profile.stem, {"local_cells": "1,500,500", "periodic": "false", "variables": 1,
+                                             "iterations": 1, "flops_per_cell": 0, "mode": "smpi"}, profile)
 
 
 def test_profile_doubling_the_bandwidth_halves_a_transfer_bound_time(tmp_path):
@@ -158,9 +172,7 @@ def test_dgemm_benchmark_sets_the_host_speed(tmp_path):
         assert g.attrs["path"] in ("avx512", "portable")
         assert float(g.attrs["max_rel_error_vs_reference"]) < 1e-10
         gflops = g["gflops"][()]
-    res, out = calibrate(tmp_path, trace)
-    assert res.returncode == 0, res.stderr
-    p = json.loads(out.read_text())
+    p = fitted(tmp_path, trace)
     speed = float(p["hosts"][0]["speed"].rstrip("f"))
     assert speed == pytest.approx(np.median(gflops[1]) * 1e9, rel=1e-5)
 
@@ -195,9 +207,7 @@ def test_hash_benchmark_compares_every_structure_on_one_workload(tmp_path):
 def write_synthetic_stencil(path, cells, rates, stencil="7-point", variables=5):
     """A calib_stencil trace as h5py writes it: `rates` holds one row of repetitions per size."""
     rates = np.asarray(rates, dtype=float)
-    with h5py.File(path, "w") as f:
-        f.attrs["schema"] = "simcore-calibration-trace/1"
-        f.attrs["host"] = "synthetic"
+    with synthetic_trace(path) as f:
         g = f.create_group("stencil")
         g.attrs["stencil"] = stencil
         g.attrs["variables"] = str(variables)
@@ -209,9 +219,7 @@ def write_synthetic_stencil(path, cells, rates, stencil="7-point", variables=5):
 
 
 def write_synthetic_dgemm(path, sizes, gflops):
-    with h5py.File(path, "w") as f:
-        f.attrs["schema"] = "simcore-calibration-trace/1"
-        f.attrs["host"] = "synthetic"
+    with synthetic_trace(path) as f:
         g = f.create_group("dgemm")
         g.attrs["path"] = "portable"
         g.create_dataset("size", data=np.asarray(sizes, dtype=float)).attrs["unit"] = ""
@@ -231,9 +239,7 @@ def test_fitter_turns_stencil_and_dgemm_traces_into_flops_per_cell(tmp_path, dge
     stencil, dgemm = tmp_path / "stencil.h5", tmp_path / "dgemm.h5"
     write_synthetic_stencil(stencil, STENCIL_CELLS, STENCIL_RATES)
     write_synthetic_dgemm(dgemm, [256, 512], [[30.0, 31.0, 29.0], [41.0, 40.0, 43.0]])
-    res, out = calibrate(tmp_path, *((dgemm, stencil) if dgemm_first else (stencil, dgemm)))
-    assert res.returncode == 0, res.stderr
-    p = json.loads(out.read_text())
+    p = fitted(tmp_path, *((dgemm, stencil) if dgemm_first else (stencil, dgemm)))
     speed = float(p["hosts"][0]["speed"].rstrip("f"))  # the speed the simulation applies
     assert speed == pytest.approx(41e9, rel=1e-5)
     rate = p["rates"]["stencil_cell_rate"]["value"]
@@ -255,9 +261,7 @@ def test_fitter_turns_stencil_and_dgemm_traces_into_flops_per_cell(tmp_path, dge
 def test_fitter_without_a_dgemm_trace_gives_only_the_cell_rate(tmp_path):
     stencil = tmp_path / "stencil.h5"
     write_synthetic_stencil(stencil, STENCIL_CELLS, STENCIL_RATES)
-    res, out = calibrate(tmp_path, stencil)
-    assert res.returncode == 0, res.stderr
-    p = json.loads(out.read_text())
+    p = fitted(tmp_path, stencil)
     assert p["rates"]["stencil_cell_rate"]["value"] == 2.0e8
     assert "flops_per_cell" not in p["rates"] and "hosts" not in p
     assert "no dgemm trace" in p["quality"]["stencil"]["note"]
@@ -317,25 +321,9 @@ def test_stencil_benchmark_refuses_bad_options(tmp_path, args):
 
 def halo_compute_time(tmp_path, name, profile, flops_param=None, cli_set=None):
     """compute_time_mean (s per iteration) of a 2-rank halo scenario on one node of 1 Gf cores."""
-    scenario = tmp_path / ("halo_%s.xml" % name)
-    param = "" if flops_param is None else f'<param name="flops_per_cell" value="{flops_param}"/>'
-    calibration = "" if profile is None else f'<calibration file="{profile}"/>'
-    scenario.write_text(f"""<?xml version="1.0"?>
-<scenario model="halo" seed="1">
-  <platform file="{ROOT / 'platforms' / 'single_node.xml'}"/>
-  {calibration}
-  <param name="ranks" value="2"/>
-  <param name="procs" value="2,1,1"/>
-  <param name="local_cells" value="10,10,10"/>
-  <param name="iterations" value="2"/>
-  <param name="ranks_per_node" value="2"/>
-  {param}
-</scenario>
-""")
     extra = [] if cli_set is None else ["--set", "flops_per_cell=%s" % cli_set]
-    out = subprocess.run([SIMCORE, "run", str(scenario), "--json", "--quiet", "--out", str(tmp_path / name), *extra],
-                         capture_output=True, text=True, check=True).stdout
-    return json.loads(out)["metrics"]["compute_time_mean"]
+    return run_halo(tmp_path, name, {"local_cells": "10,10,10", "iterations": 2, "flops_per_cell": flops_param},
+                    profile, metric="compute_time_mean", extra=extra)
 
 
 def test_profile_flops_per_cell_sets_the_halo_compute_time_unless_the_scenario_gives_it(tmp_path):
@@ -367,9 +355,7 @@ def write_synthetic_network(path, sizes, pingpong, pingping=None, placement="int
     functions of the size (array) giving the one-way time (s); the ping-ping group is left out
     when `pingping` is None."""
     sizes = np.asarray(sizes, dtype=float)
-    with h5py.File(path, "w") as f:
-        f.attrs["schema"] = "simcore-calibration-trace/1"
-        f.attrs["host"] = "synthetic"
+    with synthetic_trace(path) as f:
         g = f.create_group("pingpong")
         g.attrs["placement"] = placement
         g.create_dataset("size", data=sizes).attrs["unit"] = "B"
@@ -405,9 +391,7 @@ def link_of(profile):
 def test_default_pattern_applies_the_pingping_fit(tmp_path):
     trace = tmp_path / "net.h5"
     write_synthetic_network(trace, POWERS, pingpong_law, pingping_law)
-    res, out = calibrate(tmp_path, trace)
-    assert res.returncode == 0, res.stderr
-    p = json.loads(out.read_text())
+    p = fitted(tmp_path, trace)
     q = p["quality"]["network"]
     assert q["pattern"] == "pingping" and q["placement"] == "inter-node" and q["traces"] == 1
     assert len(q["segments"]) == 1
@@ -447,9 +431,7 @@ def test_network_pattern_pingpong_applies_the_pingpong_fit(tmp_path):
 def test_auto_pattern_without_a_pingping_group_uses_the_pingpong_fit(tmp_path):
     trace = tmp_path / "net.h5"
     write_synthetic_network(trace, POWERS, pingpong_law)
-    res, out = calibrate(tmp_path, trace)
-    assert res.returncode == 0, res.stderr
-    p = json.loads(out.read_text())
+    p = fitted(tmp_path, trace)
     q = p["quality"]["network"]
     assert q["pattern"] == "pingpong"
     assert "pingpong_fit_not_applied" not in q and "pingping_fit_not_applied" not in q
@@ -487,9 +469,7 @@ def test_traces_of_one_placement_are_pooled_into_one_fit(tmp_path, even_first):
     even, odd = tmp_path / "even.h5", tmp_path / "odd.h5"
     write_synthetic_network(even, 2.0 ** np.arange(0, 25, 2), lambda s: lat + s / bw, reps=3)  # 1, 4, 16, ...
     write_synthetic_network(odd, 2.0 ** np.arange(1, 24, 2), lambda s: lat + s / bw, reps=4)  # 2, 8, 32, ...
-    res, out = calibrate(tmp_path, *((even, odd) if even_first else (odd, even)))
-    assert res.returncode == 0, res.stderr
-    p = json.loads(out.read_text())
+    p = fitted(tmp_path, *((even, odd) if even_first else (odd, even)))
     q = p["quality"]["network"]
     assert q["traces"] == 2 and q["pattern"] == "pingpong"
     assert len(q["segments"]) == 1
@@ -522,9 +502,7 @@ def test_smpi_factor_bounds_of_a_two_segment_fit(tmp_path):
 
     trace = tmp_path / "two.h5"
     write_synthetic_network(trace, sizes, law)
-    res, out = calibrate(tmp_path, trace)
-    assert res.returncode == 0, res.stderr
-    p = json.loads(out.read_text())
+    p = fitted(tmp_path, trace)
     q = p["quality"]["network"]
     segs = q["segments"]
     assert len(segs) == 2
@@ -563,18 +541,14 @@ CUDA_GFLOPS = {
 
 def test_cuda_trace_gives_one_rate_per_kernel(tmp_path):
     trace = tmp_path / "cuda.h5"
-    with h5py.File(trace, "w") as f:
-        f.attrs["schema"] = "simcore-calibration-trace/1"
-        f.attrs["host"] = "synthetic"
+    with synthetic_trace(trace) as f:
         f.attrs["gpu"] = "Test GPU"
         g = f.create_group("cuda")
         g.attrs["device"] = "Test GPU"
         g.attrs["compute_capability"] = "9.0"
         for kernel, values in CUDA_GFLOPS.items():
             g.create_dataset(kernel, data=np.asarray(values)).attrs["unit"] = "Gflop/s"
-    res, out = calibrate(tmp_path, trace)
-    assert res.returncode == 0, res.stderr
-    p = json.loads(out.read_text())
+    p = fitted(tmp_path, trace)
     rates = p["rates"]
     assert set(rates) == {"gpu_%s_flops" % k for k in CUDA_GFLOPS}
     for kernel, values in CUDA_GFLOPS.items():
@@ -594,9 +568,7 @@ def test_cuda_trace_gives_one_rate_per_kernel(tmp_path):
 ])
 def test_hash_trace_without_the_batched_table_is_refused(tmp_path, structures, rows):
     trace = tmp_path / "hash.h5"
-    with h5py.File(trace, "w") as f:
-        f.attrs["schema"] = "simcore-calibration-trace/1"
-        f.attrs["host"] = "synthetic"
+    with synthetic_trace(trace) as f:
         g = f.create_group("hash_table")
         if structures is not None:
             g.attrs["structures"] = structures
@@ -642,9 +614,7 @@ def test_the_shipped_traces_of_this_machine_fit_into_a_whole_profile(tmp_path):
     vm = pathlib.Path(os.environ["SIMCORE_SOURCE_DIR"]) / "calibration" / "traces" / "vm"
     traces = sorted(vm.glob("*.h5"))
     assert {t.stem for t in traces} >= {"stream", "dgemm", "stencil", "pingpong-intra", "hash"}
-    res, out = calibrate(tmp_path, *traces)
-    assert res.returncode == 0, res.stderr
-    p = json.loads(out.read_text())
+    p = fitted(tmp_path, *traces)
     q, rates = p["quality"], p["rates"]
     assert q["network"]["placement"] == "intra-node" and q["network"]["pattern"] == "pingping"
     assert "network/loopback-bw" in p["simgrid_config"] and "links" not in p
