@@ -172,21 +172,31 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     throw simcore::InputError("command line", "network pattern '" + options.network_pattern +
                                                   "'; expected auto, pingpong or pingping");
   nlohmann::ordered_json profile{{"schema", "simcore-profile/1"}};
-  nlohmann::ordered_json config = nlohmann::ordered_json::object(), rates = nlohmann::ordered_json::object(),
-                         quality = nlohmann::ordered_json::object(), links = nlohmann::ordered_json::array(),
+  nlohmann::ordered_json config = nlohmann::ordered_json::object(), quality = nlohmann::ordered_json::object(), links = nlohmann::ordered_json::array(),
                          hosts = nlohmann::ordered_json::array();
   nlohmann::ordered_json meta{{"traces", paths}};
   bool fitted = false;
   std::map<std::string, NetworkSamples> networks; // by placement
-  std::optional<StencilFit> stencil; // its rates need the host speed, which a later trace may give
+  std::map<std::string, StencilFit> stencils; // by host type: its rates need the type's speed
   std::string host;
   // Host types: the DGEMM rates of each `match` (the traces' host rule), in order of appearance.
   std::vector<std::pair<std::string, std::vector<double>>> speeds;
+  // Every host type's own rates and quality (memory, stencil), in order of appearance.
+  std::vector<std::string> types;
+  std::map<std::string, nlohmann::ordered_json> type_rates, type_quality;
   for (std::size_t pi = 0; pi < paths.size(); pi++) {
     const std::string& path = paths[pi];
     const std::string match =
         pi < options.host_match.size() && !options.host_match[pi].empty() ? options.host_match[pi] : ".*";
     const Trace t = read_trace(path);
+    if (std::find(types.begin(), types.end(), match) == types.end() &&
+        std::any_of(t.benchmarks.begin(), t.benchmarks.end(), [](const auto& b) { return b.first != "pingpong" && b.first != "pingping"; })) {
+      types.push_back(match);
+      type_rates[match] = nlohmann::ordered_json::object();
+      type_quality[match] = nlohmann::ordered_json::object();
+    }
+    nlohmann::ordered_json& rates = type_rates[match]; // this trace's host type
+
     if (host.empty() && t.attributes.count("host"))
       host = t.attributes.at("host");
     meta["machines"].push_back(t.attributes);
@@ -268,7 +278,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         rates["memcpy_bandwidth_one_core"] = {{"value", one_core / 2}, {"unit", "Bps"},
                                               {"doc", "bytes copied per second by one thread"}};
         rates["stream_triad_bandwidth"] = {{"value", best_triad}, {"unit", "Bps"}, {"doc", "STREAM triad"}};
-        quality["memory"] = {{"max_rel_spread", spread.empty() ? 0.0 : *std::max_element(spread.begin(), spread.end())},
+        type_quality[match]["memory"] = {{"max_rel_spread", spread.empty() ? 0.0 : *std::max_element(spread.begin(), spread.end())},
                              {"median_rel_spread", simcore::quantile(spread, 0.5)}};
         fitted = true;
       } else if (name == "hash_table") {
@@ -315,12 +325,14 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         }
         fitted = true;
       } else if (name == "stencil") {
-        if (stencil)
-          throw simcore::InputError(path + " (stencil)", "a second stencil trace (the first: " + stencil->path +
-                                                             "); expected one: a profile holds one flops_per_cell, "
-                                                             "so fit each host type's profile on its own");
-        stencil = fit_stencil(b, path);
-        stencil->match = match;
+        if (stencils.count(match))
+          throw simcore::InputError(path + " (stencil)",
+                                    "a second stencil trace for hosts matching '" + match + "' (the first: " +
+                                        stencils.at(match).path +
+                                        "); expected one per host type (--hosts REGEX before each type's traces)");
+        StencilFit f = fit_stencil(b, path);
+        f.match = match;
+        stencils.emplace(match, std::move(f));
         fitted = true;
       }
     }
@@ -331,9 +343,42 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
   for (const auto& [match, values] : speeds) {
     const double rate = simcore::quantile(values, 0.5);
     hosts.push_back({{"match", match}, {"speed", number(rate) + "f"}});
-    if (!rates.contains("dgemm_flops"))
-      rates["dgemm_flops"] = {{"value", rate}, {"unit", "flops"},
-                              {"doc", "DGEMM, one core, hosts matching '" + match + "' (the first host type)"}};
+    type_rates[match]["dgemm_flops"] = {{"value", rate}, {"unit", "flops"},
+                                        {"doc", "DGEMM, one core, hosts matching '" + match + "'"}};
+  }
+  for (const auto& [match, fit] : stencils)
+    add_stencil_rates(fit, hosts, type_rates[match], type_quality[match]);
+  // One host type: its rates are the profile's. Several: each host rule carries its type's
+  // rates (a rule without a speed where the type had no DGEMM trace), and the profile-wide
+  // rates, for hosts no rule matches, are the catch-all type's, else the first type's.
+  nlohmann::ordered_json rates = nlohmann::ordered_json::object();
+  if (types.size() == 1) {
+    rates = type_rates[types.front()];
+    for (auto& [k, v] : type_quality[types.front()].items())
+      quality[k] = v;
+  } else if (types.size() > 1) {
+    std::vector<std::string> ordered = types;
+    std::stable_partition(ordered.begin(), ordered.end(), [](const std::string& m) { return m != ".*"; });
+    nlohmann::ordered_json rules = nlohmann::ordered_json::array();
+    for (const auto& m : ordered) {
+      nlohmann::ordered_json rule{{"match", m}};
+      for (const auto& h : hosts)
+        if (h["match"] == m)
+          rule["speed"] = h["speed"];
+      if (!type_rates[m].empty())
+        rule["rates"] = type_rates[m];
+      rules.push_back(rule);
+      for (auto& [k, v] : type_quality[m].items()) {
+        v["match"] = m;
+        quality[k].push_back(v);
+      }
+    }
+    hosts = rules;
+    const std::string wide = std::find(types.begin(), types.end(), ".*") != types.end() ? ".*" : types.front();
+    for (auto& [k, v] : type_rates[wide].items()) {
+      rates[k] = v;
+      rates[k]["doc"] = v.value("doc", "") + " [hosts matching '" + wide + "', for hosts no rule matches]";
+    }
   }
   // Networks: the intra-node one first, so that an inter-node fit given alongside sets the
   // SMPI factors (which apply to every message) while the intra-node one keeps the loopback.
@@ -381,8 +426,6 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     throw simcore::InputError(paths.empty() ? "calibrate" : paths.front(),
                               "no benchmark this fitter knows (pingpong, stream, dgemm, stencil, hash_table, cuda); "
                               "expected calibration traces");
-  if (stencil)
-    add_stencil_rates(*stencil, hosts, rates, quality);
   profile["name"] = "fitted from " + std::to_string(paths.size()) + " trace(s) of " + host;
   if (!hosts.empty())
     profile["hosts"] = hosts;

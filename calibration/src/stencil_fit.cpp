@@ -90,8 +90,11 @@ void add_stencil_rates(const StencilFit& fit, const nlohmann::ordered_json& host
                            number(fit.cells) + " (the largest size measured)";
   rates["stencil_cell_rate"] = {{"value", fit.cell_rate}, {"unit", "cells/s"}, {"doc", "stencil sweep, " + what}};
   quality["stencil"] = fit.quality;
-  // The host rule of the stencil trace's host type, else the first one.
-  const nlohmann::ordered_json* rule = hosts.empty() ? nullptr : &hosts.front();
+  // The host rule of the stencil trace's host type, else the catch-all one, else the only one.
+  const nlohmann::ordered_json* rule = hosts.size() == 1 ? &hosts.front() : nullptr;
+  for (const auto& h : hosts)
+    if (h.value("match", "") == ".*" && (!rule || rule->value("match", "") != fit.match))
+      rule = &h;
   for (const auto& h : hosts)
     if (h.value("match", "") == fit.match)
       rule = &h;

@@ -106,19 +106,19 @@ def test_fitter_recovers_a_synthetic_network(tmp_path):
     assert p["quality"]["network"]["protocol_switch"] == 0
 
 
-def run_halo(tmp_path, name, params, profile=None, metric="makespan", extra=()):
+def run_halo(tmp_path, name, params, profile=None, metric="makespan", extra=(), platform=None):
     """One metric of a 2-rank halo scenario on platforms/single_node.xml (1 Gf cores) with the
     given <param> values (name: value; None leaves one out) and, optionally, a profile."""
+    platform = platform or ROOT / "platforms" / "single_node.xml"
     scenario = tmp_path / ("halo_%s.xml" % name)
     calibration = "" if profile is None else f'<calibration file="{profile}"/>'
     lines = "\n".join(f'  <param name="{k}" value="{v}"/>' for k, v in params.items() if v is not None)
     scenario.write_text(f"""<?xml version="1.0"?>
 <scenario model="halo" seed="1">
-  <platform file="{ROOT / 'platforms' / 'single_node.xml'}"/>
+  <platform file="{platform}"/>
   {calibration}
   <param name="ranks" value="2"/>
   <param name="procs" value="2,1,1"/>
-  <param name="ranks_per_node" value="2"/>
 {lines}
 </scenario>
 """)
@@ -129,8 +129,9 @@ def run_halo(tmp_path, name, params, profile=None, metric="makespan", extra=()):
 
 def halo_time(tmp_path, profile):
     """Makespan of one transfer-bound exchange (SMPI mode, 1 x 500 x 500 cells, no compute)."""
-    return run_halo(tmp_path, profile.stem, {"local_cells": "1,500,500", "periodic": "false", "variables": 1,
-                                             "iterations": 1, "flops_per_cell": 0, "mode": "smpi"}, profile)
+    return run_halo(tmp_path, profile.stem, {"ranks_per_node": 2, "local_cells": "1,500,500", "periodic": "false",
+                                             "variables": 1, "iterations": 1, "flops_per_cell": 0, "mode": "smpi"},
+                    profile)
 
 
 def test_profile_doubling_the_bandwidth_halves_a_transfer_bound_time(tmp_path):
@@ -322,7 +323,8 @@ def test_stencil_benchmark_refuses_bad_options(tmp_path, args):
 def halo_compute_time(tmp_path, name, profile, flops_param=None, cli_set=None):
     """compute_time_mean (s per iteration) of a 2-rank halo scenario on one node of 1 Gf cores."""
     extra = [] if cli_set is None else ["--set", "flops_per_cell=%s" % cli_set]
-    return run_halo(tmp_path, name, {"local_cells": "10,10,10", "iterations": 2, "flops_per_cell": flops_param},
+    return run_halo(tmp_path, name, {"ranks_per_node": 2, "local_cells": "10,10,10", "iterations": 2,
+                                     "flops_per_cell": flops_param},
                     profile, metric="compute_time_mean", extra=extra)
 
 
@@ -596,6 +598,88 @@ def test_host_types_get_one_rule_each_specific_ones_first(tmp_path):
     rules = [(h["match"], float(h["speed"].rstrip("f"))) for h in p["hosts"]]
     assert rules == [("cpu-.*", 20e9), ("gpu-.*", 50e9), (".*", 7e9)]
     assert [c["match"] for c in p["quality"]["compute"]] == [".*", "cpu-.*", "cpu-.*", "gpu-.*"]
+
+
+def write_synthetic_stream(path, copy, triad):
+    """A calib_stream trace: one thread count (1), three repetitions of each rate (B/s)."""
+    with synthetic_trace(path) as f:
+        g = f.create_group("stream")
+        g.create_dataset("threads", data=np.array([1.0])).attrs["unit"] = ""
+        g.create_dataset("copy_bandwidth", data=np.full((1, 3), copy)).attrs["unit"] = "Bps"
+        g.create_dataset("triad_bandwidth", data=np.full((1, 3), triad)).attrs["unit"] = "Bps"
+
+
+def host_type_traces(tmp_path):
+    """Two host types measured on their own: cpu-* (DGEMM 40 Gf, stencil 2e8 cells/s, copy
+    10 GB/s) and gpu-* (DGEMM 10 Gf, stencil 1e8 cells/s, copy 30 GB/s)."""
+    traces = {}
+    for kind, gf, cells, copy in (("cpu", 40.0, 2e8, 20e9), ("gpu", 10.0, 1e8, 60e9)):
+        d, st, m = (tmp_path / f"{kind}-{n}.h5" for n in ("dgemm", "stencil", "stream"))
+        write_synthetic_dgemm(d, [256], [[gf] * 3])
+        write_synthetic_stencil(st, [32], [[cells] * 3])
+        write_synthetic_stream(m, copy, 1.5 * copy)
+        traces[kind] = [d, st, m]
+    return traces
+
+
+def test_each_host_type_gets_its_own_rates(tmp_path):
+    """Rates of the traces after --hosts REGEX go to that type's host rule: flops_per_cell from
+    the type's own speed and cell rate. Without a catch-all type, the profile-wide rates are
+    the first type's."""
+    t = host_type_traces(tmp_path)
+    out = tmp_path / "p.json"
+    res = subprocess.run([SIMCORE, "calibrate", "--hosts", "gpu-.*", *map(str, t["gpu"]), "--hosts", "cpu-.*",
+                          *map(str, t["cpu"]), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    rules = {h["match"]: h for h in p["hosts"]}
+    assert [h["match"] for h in p["hosts"]] == ["gpu-.*", "cpu-.*"]
+    assert float(rules["cpu-.*"]["speed"].rstrip("f")) == pytest.approx(40e9)
+    assert float(rules["gpu-.*"]["speed"].rstrip("f")) == pytest.approx(10e9)
+    cpu, gpu = rules["cpu-.*"]["rates"], rules["gpu-.*"]["rates"]
+    assert cpu["flops_per_cell"]["value"] == pytest.approx(40e9 / 2e8, rel=1e-5)
+    assert gpu["flops_per_cell"]["value"] == pytest.approx(10e9 / 1e8, rel=1e-5)
+    assert cpu["memcpy_bandwidth"]["value"] == 10e9 and gpu["memcpy_bandwidth"]["value"] == 30e9
+    assert cpu["stencil_cell_rate"]["value"] == 2e8 and gpu["dgemm_flops"]["value"] == 10e9
+    wide = p["rates"]
+    assert wide["memcpy_bandwidth"]["value"] == 30e9 and "hosts matching 'gpu-.*'" in wide["memcpy_bandwidth"]["doc"]
+    assert [q["match"] for q in p["quality"]["memory"]] == ["gpu-.*", "cpu-.*"]
+    assert [q["cells_used"] for q in p["quality"]["stencil"]] == [32, 32]
+
+
+def test_a_second_stencil_trace_of_one_host_type_is_refused(tmp_path):
+    t = host_type_traces(tmp_path)
+    res, out = calibrate(tmp_path, t["cpu"][1], t["gpu"][1])
+    assert res.returncode == 2
+    assert "a second stencil trace for hosts matching '.*'" in res.stderr and str(t["cpu"][1]) in res.stderr
+    assert not out.exists()
+
+
+TWO_TYPES_PLATFORM = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="cpu-0" speed="1Gf"/>
+    <host id="gpu-0" speed="1Gf"/>
+    <link id="wire" bandwidth="1GBps" latency="10us"/>
+    <route src="cpu-0" dst="gpu-0"><link_ctn id="wire"/></route>
+  </zone>
+</platform>
+"""
+
+
+def test_halo_computes_at_each_host_types_fitted_cost(tmp_path):
+    """One rank on a host of each type: its compute time is cells / the type's measured cell
+    rate (cells x flops_per_cell / the type's speed), whatever the platform's speed."""
+    t = host_type_traces(tmp_path)
+    profile = tmp_path / "p.json"
+    subprocess.run([SIMCORE, "calibrate", "--hosts", "cpu-.*", *map(str, t["cpu"]), "--hosts", "gpu-.*",
+                    *map(str, t["gpu"]), "-o", str(profile)], check=True, capture_output=True)
+    platform = tmp_path / "two_types.xml"
+    platform.write_text(TWO_TYPES_PLATFORM)
+    mean = run_halo(tmp_path, "types", {"ranks_per_node": 1, "local_cells": "10,10,10", "iterations": 1},
+                    profile, metric="compute_time_mean", platform=platform)
+    assert mean == pytest.approx((1000 / 2e8 + 1000 / 1e8) / 2, rel=1e-5)
 
 
 def test_a_bad_host_pattern_is_refused(tmp_path):

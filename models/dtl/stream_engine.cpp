@@ -254,7 +254,7 @@ double StreamEngine::get_staging(std::size_t s, std::size_t r, std::int64_t rank
     } else {
       c.ready->acquire();
       if (w_.streams[s].transport == "mailbox") {
-        copy_time += static_cast<double>(c.transfer.bytes) / w_.memcpy_bandwidth;
+        copy_time += static_cast<double>(c.transfer.bytes) / w_.memcpy_bandwidth_on(sg4::this_actor::get_host());
         bytes_memcpy_ += static_cast<double>(c.transfer.bytes);
       } else {
         bytes_ideal_ += static_cast<double>(c.transfer.bytes);

@@ -14,6 +14,7 @@
 
 #include <simgrid/s4u/Host.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -82,8 +83,16 @@ struct Stream {
 struct Workflow {
   std::int64_t steps = 1;
   double memcpy_bandwidth = 0; ///< B/s, for publisher/subscriber pairs on one host
+  /** Per host, where a calibration profile's host type measured its own rate. */
+  std::map<const simgrid::s4u::Host*, double> host_memcpy_bandwidth;
   App sim;
   std::vector<Stream> streams;
+
+  double memcpy_bandwidth_on(const simgrid::s4u::Host* h) const
+  {
+    auto it = host_memcpy_bandwidth.find(h);
+    return it == host_memcpy_bandwidth.end() ? memcpy_bandwidth : it->second;
+  }
 };
 
 /** Reads the validated parameters and elements, checks them against each other and the

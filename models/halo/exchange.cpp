@@ -60,7 +60,8 @@ void Exchange::start(simcore::SimContext& ctx)
   if (s_.mode == Mode::Detailed)
     for (auto* h : plan_.host)
       if (!bus_.count(h)) {
-        auto* d = h->create_disk("halo-memory-bus", s_.memory_bandwidth, s_.memory_bandwidth);
+        const double bw = s_.memory_bandwidth_on(h);
+        auto* d = h->create_disk("halo-memory-bus", bw, bw);
         d->seal();
         bus_[h] = d;
       }
@@ -323,7 +324,7 @@ void Exchange::report(const simcore::SimContext& ctx, simcore::Results& results)
       rank_end[r] = end_[a];
       const Ext ext = s_.grid.local_extent(r);
       rank_compute[r] = static_cast<double>(s_.iterations) * static_cast<double>(ext[0] * ext[1] * ext[2]) *
-                        s_.flops_per_cell / ctx.host_speed(plan_.host[a]); // calibrated speed
+                        s_.flops_per_cell_on(plan_.host[a]) / ctx.host_speed(plan_.host[a]); // calibrated
     }
   for (std::int64_t r = 0; r < ranks; r++)
     rank_node[r] = node_index.emplace(s_.host_of_rank[r], static_cast<std::int64_t>(node_index.size())).first->second;

@@ -115,6 +115,16 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
   const bool round_robin = p.get_string("placement") == "round_robin";
   for (std::int64_t r = 0; r < ranks; r++)
     s.host_of_rank.push_back(hosts[static_cast<std::size_t>(round_robin ? r % nodes : r / per)]);
+  // A profile with host types may measure each type on its own: its rates win over the
+  // profile-wide ones on the hosts they match (the scenario's values win over both).
+  const auto& profile = ctx.calibration();
+  for (std::int64_t n = 0; n < nodes; n++) {
+    const auto* h = hosts[static_cast<std::size_t>(n)];
+    if (!p.given("flops_per_cell"))
+      s.host_flops_per_cell[h] = profile.rate_or("flops_per_cell", h->get_name(), s.flops_per_cell);
+    if (p.get_double("memory_bandwidth") == 0)
+      s.host_memory_bandwidth[h] = profile.rate_or("memcpy_bandwidth", h->get_name(), s.memory_bandwidth);
+  }
   return s;
 }
 

@@ -73,8 +73,8 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
     TransferOutlook t;
     t.bytes = m.bytes;
     t.intra = m.intra;
-    t.memory_bandwidth = s.memory_bandwidth;
-    t.bus_seconds = bus_bytes[b] / s.memory_bandwidth;
+    t.memory_bandwidth = s.memory_bandwidth_on(b);
+    t.bus_seconds = bus_bytes[b] / t.memory_bandwidth;
     t.bus_users = ranks_on[b];
     if (!m.intra) {
       const auto key = std::make_tuple(a, b, m.bytes);
@@ -99,12 +99,12 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
   for (const auto& m : msgs) {
     const double total = m.bytes * static_cast<double>(m.parts);
     if (m.intra && m.protocol == Protocol::Eager)
-      pending[m.from] += total * ranks_on[s.host_of_rank[m.from]] / s.memory_bandwidth;
+      pending[m.from] += total * ranks_on[s.host_of_rank[m.from]] / s.memory_bandwidth_on(s.host_of_rank[m.from]);
     else if (!m.intra)
       delay[m.from] = pending[m.from]; // copies before this network send
   }
   for (std::size_t r = 0; r < first.size(); r++) {
-    const double bus = bus_bytes[s.host_of_rank[r]] / s.memory_bandwidth;
+    const double bus = bus_bytes[s.host_of_rank[r]] / s.memory_bandwidth_on(s.host_of_rank[r]);
     first[r] = delay[r] > 0 && delay[r] >= s.protocols.dynamic_margin * network_path[r] && bus < network_path[r];
   }
   return first;
@@ -159,9 +159,10 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
       for (int d = 0; d < 3; d++)
         inner *= static_cast<double>(std::max<std::int64_t>(ext[d] - 2 * s.spec.width, 0));
       const double cells = static_cast<double>(ext[0] * ext[1] * ext[2]);
-      plan.flops[a] = std::max(plan.flops[a], cells * s.flops_per_cell * (plan.ranks[a].size() > 1 ? rounds : 1));
+      const double per_cell = s.flops_per_cell_on(plan.host[a]);
+      plan.flops[a] = std::max(plan.flops[a], cells * per_cell * (plan.ranks[a].size() > 1 ? rounds : 1));
       plan.interior_flops[a] =
-          std::max(plan.interior_flops[a], inner * s.flops_per_cell * (plan.ranks[a].size() > 1 ? rounds : 1));
+          std::max(plan.interior_flops[a], inner * per_cell * (plan.ranks[a].size() > 1 ? rounds : 1));
     }
   }
 

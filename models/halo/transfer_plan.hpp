@@ -20,14 +20,27 @@ struct Setup {
   HaloSpec spec;
   bool bundled = true;          ///< one message per neighbour, else one per variable
   std::int64_t iterations = 1;
-  double flops_per_cell = 0;    ///< per cell and iteration
+  double flops_per_cell = 0;    ///< per cell and iteration (hosts not in host_flops_per_cell)
   bool overlap = false;         ///< interior computation overlaps the exchange
-  double memory_bandwidth = 0;  ///< B/s of a node's memory bus, shared by its copies
+  double memory_bandwidth = 0;  ///< B/s of a node's memory bus, shared by its copies (same)
+  /** Per host, where a calibration profile's host type says otherwise. */
+  std::map<const simgrid::s4u::Host*, double> host_flops_per_cell, host_memory_bandwidth;
   Protocols protocols;
   Policy policy = Policy::Static;
   Mode mode = Mode::Detailed;
   Granularity granularity = Granularity::Rank;
   std::vector<simgrid::s4u::Host*> host_of_rank;
+
+  double flops_per_cell_on(const simgrid::s4u::Host* h) const
+  {
+    auto it = host_flops_per_cell.find(h);
+    return it == host_flops_per_cell.end() ? flops_per_cell : it->second;
+  }
+  double memory_bandwidth_on(const simgrid::s4u::Host* h) const
+  {
+    auto it = host_memory_bandwidth.find(h);
+    return it == host_memory_bandwidth.end() ? memory_bandwidth : it->second;
+  }
 };
 
 /** One transfer of an iteration: a message (or, unbundled, the messages of all variables:

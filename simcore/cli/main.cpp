@@ -68,8 +68,9 @@ loopback for ranks within one node), host speed from DGEMM, memory rates from ST
 hash lookups, flops per stencil cell, GPU kernel rates, and the quality of each fit. Prints
 a summary; writes PROFILE.json atomically.
 
-  --hosts REGEX      the host type of the traces that follow: their DGEMM speed goes to a host
-                     rule for the platform's hosts matching REGEX (default: every host), e.g.
+  --hosts REGEX      the host type of the traces that follow: their DGEMM speed (and, with
+                     several types, their other rates) go to a host rule for the platform's
+                     hosts matching REGEX (default: every host), e.g.
                      --hosts 'cpu-.*' cpu/*.h5 --hosts 'gpu-.*' gpu/*.h5
   --network-pattern  the network times the factors come from: pingping (a message while the
                      other direction is busy too, as in exchanges and halos), pingpong (a

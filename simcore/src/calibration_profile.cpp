@@ -59,6 +59,42 @@ NamedRate rate_from_text(const std::string& text, const std::string& where)
                           "or time (2us), or a plain number");
 }
 
+/** A "rates" object; `where` is "file (rates" or "file (hosts[0].rates", closed here. */
+std::map<std::string, NamedRate> rates_from_json(const nlohmann::json& rates, const std::string& where)
+{
+  std::map<std::string, NamedRate> out;
+  if (!rates.is_object())
+    throw InputError(where + ")", "expected an object {\"name\": {\"value\": 1e10, \"unit\": \"Bps\"}}");
+  for (const auto& [k, v] : rates.items()) {
+    std::string w = where + "." + k + ")";
+    NamedRate r;
+    if (v.is_number()) {
+      r.value = v.get<double>();
+    } else if (v.is_string()) {
+      r = rate_from_text(v.get<std::string>(), w);
+    } else {
+      check_keys(v, {"value", "unit", "doc"}, w);
+      if (!v.contains("value") || !(v["value"].is_number() || v["value"].is_string()))
+        throw InputError(w, "expected {\"value\": number or \"10GBps\", \"unit\": \"...\"}");
+      if (v["value"].is_string())
+        r = rate_from_text(v["value"].get<std::string>(), w);
+      else
+        r.value = v["value"].get<double>();
+      for (const char* key : {"unit", "doc"})
+        if (v.contains(key) && !v[key].is_string())
+          throw InputError(w, std::string("expected a string for \"") + key + "\"");
+      if (v.contains("unit") && !r.unit.empty() && v["unit"].get<std::string>() != r.unit)
+        throw InputError(w, "\"unit\" says " + v["unit"].dump() + " but the value is in " + r.unit);
+      if (v.contains("unit"))
+        r.unit = v["unit"].get<std::string>();
+      if (v.contains("doc"))
+        r.doc = v["doc"].get<std::string>();
+    }
+    out[k] = r;
+  }
+  return out;
+}
+
 std::regex compile(const std::string& pattern, const std::string& where)
 {
   try {
@@ -101,18 +137,23 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
     p.name_ = j["name"].is_string() ? j["name"].get<std::string>() : j["name"].dump();
   if (j.contains("hosts")) {
     if (!j["hosts"].is_array())
-      throw InputError(where + " (hosts)", "expected an array of {\"match\": regex, \"speed\": \"1Gf\"}");
+      throw InputError(where + " (hosts)", "expected an array of {\"match\": regex, \"speed\": \"1Gf\", \"rates\": {...}}");
     for (std::size_t i = 0; i < j["hosts"].size(); i++) {
       const auto& r = j["hosts"][i];
       std::string w = where + " (hosts[" + std::to_string(i) + "])";
-      check_keys(r, {"match", "speed"}, w);
-      if (!r.contains("match") || !r["match"].is_string() || !r.contains("speed"))
-        throw InputError(w, "expected {\"match\": regex, \"speed\": \"1Gf\"}");
-      double s = quantity_field(r["speed"], Quantity::Speed, w);
-      if (!(s > 0))
-        throw InputError(w, "speed must be positive");
+      check_keys(r, {"match", "speed", "rates"}, w);
+      if (!r.contains("match") || !r["match"].is_string() || !(r.contains("speed") || r.contains("rates")))
+        throw InputError(w, "expected {\"match\": regex, \"speed\": \"1Gf\"} and/or \"rates\": {...}");
       auto pat = r["match"].get<std::string>();
-      p.hosts_.push_back(HostRule{pat, compile(pat, w), s});
+      HostRule rule{pat, compile(pat, w), std::nullopt, {}};
+      if (r.contains("speed")) {
+        rule.speed = quantity_field(r["speed"], Quantity::Speed, w);
+        if (!(*rule.speed > 0))
+          throw InputError(w, "speed must be positive");
+      }
+      if (r.contains("rates"))
+        rule.rates = rates_from_json(r["rates"], where + " (hosts[" + std::to_string(i) + "].rates");
+      p.hosts_.push_back(std::move(rule));
     }
   }
   if (j.contains("links")) {
@@ -145,47 +186,44 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
     for (const auto& [k, v] : c.items())
       p.config_[k] = v.is_string() ? v.get<std::string>() : v.dump();
   }
-  if (j.contains("rates")) {
-    const auto& rates = j["rates"];
-    if (!rates.is_object())
-      throw InputError(where + " (rates)", "expected an object {\"name\": {\"value\": 1e10, \"unit\": \"Bps\"}}");
-    for (const auto& [k, v] : rates.items()) {
-      std::string w = where + " (rates." + k + ")";
-      NamedRate r;
-      if (v.is_number()) {
-        r.value = v.get<double>();
-      } else if (v.is_string()) {
-        r = rate_from_text(v.get<std::string>(), w);
-      } else {
-        check_keys(v, {"value", "unit", "doc"}, w);
-        if (!v.contains("value") || !(v["value"].is_number() || v["value"].is_string()))
-          throw InputError(w, "expected {\"value\": number or \"10GBps\", \"unit\": \"...\"}");
-        if (v["value"].is_string())
-          r = rate_from_text(v["value"].get<std::string>(), w);
-        else
-          r.value = v["value"].get<double>();
-        for (const char* key : {"unit", "doc"})
-          if (v.contains(key) && !v[key].is_string())
-            throw InputError(w, std::string("expected a string for \"") + key + "\"");
-        if (v.contains("unit") && !r.unit.empty() && v["unit"].get<std::string>() != r.unit)
-          throw InputError(w, "\"unit\" says " + v["unit"].dump() + " but the value is in " + r.unit);
-        if (v.contains("unit"))
-          r.unit = v["unit"].get<std::string>();
-        if (v.contains("doc"))
-          r.doc = v["doc"].get<std::string>();
-      }
-      p.rates_[k] = r;
-    }
-  }
+  if (j.contains("rates"))
+    p.rates_ = rates_from_json(j["rates"], where + " (rates");
   return p;
 }
 
 std::optional<double> CalibrationProfile::host_speed(const std::string& host) const
 {
   for (const auto& r : hosts_)
-    if (std::regex_match(host, r.re))
+    if (r.speed && std::regex_match(host, r.re))
       return r.speed;
   return std::nullopt;
+}
+
+const NamedRate* CalibrationProfile::find_rate(const std::string& name, const std::string& host) const
+{
+  for (const auto& r : hosts_) {
+    auto it = r.rates.find(name);
+    if (it != r.rates.end() && std::regex_match(host, r.re))
+      return &it->second;
+  }
+  auto it = rates_.find(name);
+  return it == rates_.end() ? nullptr : &it->second;
+}
+
+double CalibrationProfile::rate(const std::string& name, const std::string& host) const
+{
+  const NamedRate* r = find_rate(name, host);
+  if (!r)
+    throw InputError(path_.empty() ? "calibration profile" : path_,
+                     "no rate named '" + name + "' for host '" + host +
+                         "'; the model needs it in \"rates\" or in a host rule matching the host");
+  return r->value;
+}
+
+double CalibrationProfile::rate_or(const std::string& name, const std::string& host, double fallback) const
+{
+  const NamedRate* r = find_rate(name, host);
+  return r ? r->value : fallback;
 }
 
 double CalibrationProfile::rate(const std::string& name) const

@@ -89,6 +89,36 @@ TEST_CASE("CalibrationProfile: rate and rate_or", "[calibration]")
   CHECK_THROWS_WITH(none.rate("x"), "calibration profile: no rate named 'x'; the model needs it in \"rates\"");
 }
 
+TEST_CASE("CalibrationProfile: a host type's rates win on its hosts, the profile-wide ones elsewhere", "[calibration]")
+{
+  // gpu-* has its own copy rate and no speed; cpu-* its own speed and stencil cost; the
+  // catch-all rule only a speed.
+  auto p = CalibrationProfile::from_json(json::parse(R"({
+    "hosts": [
+      {"match": "gpu-.*", "rates": {"memcpy_bandwidth": "40GBps"}},
+      {"match": "cpu-.*", "speed": "2Gf", "rates": {"flops_per_cell": 300, "memcpy_bandwidth": {"value": 2e10, "unit": "Bps"}}},
+      {"match": ".*", "speed": "1Gf", "rates": {"flops_per_cell": 100}}
+    ],
+    "rates": {"memcpy_bandwidth": "10GBps", "network_latency": "1us"}})"),
+                                         "inline");
+  CHECK(p.host_rules()[0].rates.at("memcpy_bandwidth").unit == "Bps");
+  CHECK(p.rate("memcpy_bandwidth", "gpu-0") == 4e10);
+  CHECK(p.rate("memcpy_bandwidth", "cpu-0") == 2e10);
+  CHECK(p.rate("memcpy_bandwidth", "login") == 1e10); // no rule defines it: the profile's
+  CHECK(p.rate("flops_per_cell", "cpu-3") == 300);
+  CHECK(p.rate("flops_per_cell", "gpu-3") == 100); // gpu-* has none: the next matching rule's
+  CHECK(p.rate_or("network_latency", "cpu-1", 0) == 1e-6);
+  CHECK(p.rate_or("stencil_cell_rate", "cpu-1", 7) == 7);
+  CHECK_FALSE(p.has_rate("flops_per_cell")); // not profile-wide
+  CHECK(p.has_rate("flops_per_cell", "x"));
+  // A rule without a speed leaves the speed to the next matching rule.
+  CHECK(p.host_speed("gpu-0") == 1e9);
+  CHECK(p.host_speed("cpu-0") == 2e9);
+  CHECK_THROWS_WITH(p.rate("hash_lookup_rate", "cpu-0"),
+                    "calibration profile: no rate named 'hash_lookup_rate' for host 'cpu-0'; the model needs it in "
+                    "\"rates\" or in a host rule matching the host");
+}
+
 TEST_CASE("CalibrationProfile::from_json accepts a minimal profile", "[calibration]")
 {
   auto p = CalibrationProfile::from_json(json::parse(R"({"hosts": [{"match": "a", "speed": "1Mf"}]})"), "inline");
@@ -104,7 +134,7 @@ TEST_CASE("CalibrationProfile: invalid profiles name the place and what was expe
   CHECK(from_json_error(json::parse(R"({"host": []})")) ==
         "p.json: unknown key 'host'; expected one of: hosts, links, meta, name, quality, rates, schema, simgrid_config");
   CHECK(from_json_error(json::parse(R"({"hosts": [{"match": "a", "speed": "1Gf", "cores": 4}]})")) ==
-        "p.json (hosts[0]): unknown key 'cores'; expected one of: match, speed");
+        "p.json (hosts[0]): unknown key 'cores'; expected one of: match, rates, speed");
   CHECK(from_json_error(json::parse(R"([1, 2])")) == "p.json: expected a JSON object");
   CHECK(from_json_error(json::parse(R"({"schema": "simcore-profile/2"})")) ==
         "p.json (schema): unsupported schema \"simcore-profile/2\"; expected \"simcore-profile/1\"");
@@ -123,9 +153,14 @@ TEST_CASE("CalibrationProfile: invalid profiles name the place and what was expe
   CHECK(from_json_error(json::parse(R"({"hosts": [{"match": "a", "speed": 0}]})")) ==
         "p.json (hosts[0]): speed must be positive");
   CHECK(from_json_error(json::parse(R"({"hosts": [{"speed": "1Gf"}]})")) ==
-        "p.json (hosts[0]): expected {\"match\": regex, \"speed\": \"1Gf\"}");
+        "p.json (hosts[0]): expected {\"match\": regex, \"speed\": \"1Gf\"} and/or \"rates\": {...}");
   CHECK(from_json_error(json::parse(R"({"hosts": {"match": "a"}})")) ==
-        "p.json (hosts): expected an array of {\"match\": regex, \"speed\": \"1Gf\"}");
+        "p.json (hosts): expected an array of {\"match\": regex, \"speed\": \"1Gf\", \"rates\": {...}}");
+  CHECK(from_json_error(json::parse(R"({"hosts": [{"match": "a", "rates": {"r": {"value": "fast"}}}]})")) ==
+        "p.json (hosts[0].rates.r): 'fast' has no known unit; expected a bandwidth (10GBps), speed (1Gf), size (4MiB) "
+        "or time (2us), or a plain number");
+  CHECK(from_json_error(json::parse(R"({"hosts": [{"match": "a", "rates": [1]}]})")) ==
+        "p.json (hosts[0].rates): expected an object {\"name\": {\"value\": 1e10, \"unit\": \"Bps\"}}");
   CHECK(from_json_error(json::parse(R"({"links": [{"match": "l", "bandwidth": -1}]})")) ==
         "p.json (links[0]): bandwidth must be positive");
   CHECK(from_json_error(json::parse(R"({"links": [{"match": "l", "latency": -1e-6}]})")) ==

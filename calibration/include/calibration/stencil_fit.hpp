@@ -29,7 +29,8 @@ struct StencilFit {
 StencilFit fit_stencil(const Benchmark& b, const std::string& path);
 
 /** Adds the rate `stencil_cell_rate` and quality["stencil"]; with a host rule in `hosts` (the
- *  profile's, from a dgemm trace: the one of the stencil trace's host type, else the first)
+ *  profile's, from a dgemm trace: the one of the stencil trace's host type, else the
+ *  catch-all one, else the only one)
  *  `flops_per_cell` = that speed / the cell rate, else a note in quality["stencil"]. */
 void add_stencil_rates(const StencilFit& fit, const nlohmann::ordered_json& hosts, nlohmann::ordered_json& rates,
                        nlohmann::ordered_json& quality);

@@ -64,6 +64,20 @@ def test_memcpy_rate_from_the_calibration_profile(tmp_path):
     assert sc.run().metrics["makespan"] == pytest.approx(2e6 / 5e9, rel=1e-12)
 
 
+def test_memcpy_rate_of_the_publishers_host_type(tmp_path):
+    """A profile with host types: the copy on host a runs at a's own rate, on b at the
+    profile-wide one (no rule of b defines it)."""
+    profile = tmp_path / "p.json"
+    profile.write_text('{"hosts": [{"match": "a", "rates": {"memcpy_bandwidth": "8GBps"}}], '
+                       '"rates": {"memcpy_bandwidth": "5GBps"}}')
+    on_a = scenario(tmp_path, ana_hosts="a")
+    on_a.calibration = profile
+    on_b = scenario(tmp_path, sim_hosts="b", ana_hosts="b")
+    on_b.calibration = profile
+    assert on_a.run().metrics["makespan"] == pytest.approx(2e6 / 8e9, rel=1e-12)
+    assert on_b.run().metrics["makespan"] == pytest.approx(2e6 / 5e9, rel=1e-12)
+
+
 def test_ideal_transport_costs_nothing_and_is_never_slower(tmp_path):
     shared = dict(platform=SOURCE / "platforms" / "two_clusters.xml", shape="256,256,64", steps=4, sim_ranks=64,
                   sim_hosts="sim-.*", ana_ranks=16, ana_hosts="ana-.*", sim_flops_per_element=200,

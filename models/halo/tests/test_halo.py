@@ -76,6 +76,20 @@ def test_one_node_single_copy_shares_the_memory_bus(tmp_path):
     assert four.metrics["makespan"] == pytest.approx(2e-6 + 6 * 80000 / M, rel=1e-12)
 
 
+def test_memory_bus_of_a_profile_host_type(tmp_path):
+    """memory_bandwidth 0: each node's bus runs at its host type's calibrated copy rate (n-1 has
+    its own), else at the profile-wide one."""
+    profile = tmp_path / "p.json"
+    profile.write_text('{"hosts": [{"match": "n-1", "rates": {"memcpy_bandwidth": "5GBps"}}], '
+                       '"rates": {"memcpy_bandwidth": "10GBps"}}')
+    times = []
+    for host in ("n-0", "n-1"):
+        sc = scenario(tmp_path, local_cells="1,100,100", ranks_per_node=2, memory_bandwidth=0, hosts=host)
+        sc.calibration = profile
+        times.append(sc.run().metrics["makespan"])
+    assert times == pytest.approx([2e-6 + 2 * 80000 / 10e9, 2e-6 + 2 * 80000 / 5e9], rel=1e-12)
+
+
 def test_one_node_eager_copies_in_and_out(tmp_path):
     res = scenario(tmp_path, ranks_per_node=2).run()  # 800 B <= 4 KiB
     assert res.metrics["intra_eager_messages"] == 2

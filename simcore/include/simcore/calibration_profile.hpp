@@ -20,13 +20,16 @@ struct NamedRate {
 };
 
 /** Loaded from JSON (schema documented in simcore/README.md). Host and link rules match names
- *  by full regular expression, first matching rule wins. */
+ *  by full regular expression, first matching rule wins. A host rule may carry its own rates
+ *  (one host type's measurements); a host's rate is the first matching rule's that defines
+ *  it, else the profile-wide one. */
 class CalibrationProfile {
 public:
   struct HostRule {
     std::string pattern;
     std::regex re;
-    double speed; // flop/s
+    std::optional<double> speed;            // flop/s
+    std::map<std::string, NamedRate> rates; // of this host type
   };
   struct LinkRule {
     std::string pattern;
@@ -56,11 +59,18 @@ public:
   double rate(const std::string& name) const;
   /** A named rate, or `fallback` when the profile does not define it. */
   double rate_or(const std::string& name, double fallback) const;
+  /** The rate of one host: the first host rule matching `host` that defines it, else the
+   *  profile-wide rate. */
+  bool has_rate(const std::string& name, const std::string& host) const { return find_rate(name, host) != nullptr; }
+  double rate(const std::string& name, const std::string& host) const;
+  double rate_or(const std::string& name, const std::string& host, double fallback) const;
 
   /** Applies host and link rules to the loaded platform (before the simulation starts). */
   void apply_to_platform() const;
 
 private:
+  const NamedRate* find_rate(const std::string& name, const std::string& host) const;
+
   std::string path_;
   std::string name_;
   std::vector<HostRule> hosts_;
