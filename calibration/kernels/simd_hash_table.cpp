@@ -191,6 +191,22 @@ template <typename Key> bool SimdHashTable<Key>::erase(Key key)
   return false;
 }
 
+template <typename Key> std::size_t SimdHashTable<Key>::lines_read(Key key) const
+{
+  Bits bits;
+  std::memcpy(&bits, &key, sizeof bits);
+  if (bits == kEmpty)
+    return 1; // find_many probes the first bucket of every key
+  const std::uint64_t h0 = hash_mix(bits, 0);
+  const std::size_t first = scale_hash(h0, primary_);
+  if (find_in(first, bits) >= 0)
+    return 2;
+  if (!(__atomic_load_n(&overflow_[first], __ATOMIC_ACQUIRE) & filter_bit(h0)))
+    return 1;
+  std::uint64_t value;
+  return find_from(bits, h0, 1, value) ? 4 : 3;
+}
+
 template <typename Key> double SimdHashTable<Key>::overflowed_share() const
 {
   std::size_t n = 0;

@@ -132,6 +132,30 @@ TEST_CASE("SIMD hash table: a full neighbourhood refuses a key", "[calibration]"
   }
 }
 
+TEST_CASE("SIMD hash table: lines read per lookup follow the buckets probed", "[calibration]")
+{
+  // Two buckets: one primary (both primary candidates), one secondary. The first 16 keys
+  // fill the primary bucket; the 17th passes it on (setting one filter bit) to the secondary.
+  calibration::SimdHashTable<float> table(2, 0.5);
+  for (int i = 0; i < 17; i++)
+    REQUIRE(table.insert(static_cast<float>(i) + 0.5f, static_cast<std::uint64_t>(i)));
+  for (int i = 0; i < 16; i++)
+    CHECK(table.lines_read(static_cast<float>(i) + 0.5f) == 2); // the bucket, then the value
+  CHECK(table.lines_read(16.5f) == 4); // bucket, both other candidates, the value
+  // Absent keys: the bucket alone, or all three candidates where their filter bit is set
+  // (one bit of eight: some of 200 keys).
+  std::size_t one = 0, three = 0;
+  for (int i = 0; i < 200; i++) {
+    const std::size_t lines = table.lines_read(-static_cast<float>(i) - 0.25f);
+    CHECK((lines == 1 || lines == 3));
+    one += lines == 1;
+    three += lines == 3;
+  }
+  CHECK(one > 0);
+  CHECK(three > 0);
+  CHECK(three < one);
+}
+
 TEST_CASE("SIMD hash table: a secondary share below 0 or from 1 on is refused", "[calibration]")
 {
   CHECK_THROWS_AS(calibration::SimdHashTable<float>(64, 1.0), std::invalid_argument);

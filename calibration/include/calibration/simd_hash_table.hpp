@@ -49,6 +49,12 @@ public:
    *  = 0 otherwise. Returns the number of hits. */
   std::size_t find_many(const Key* keys, std::size_t n, std::uint64_t* values, unsigned char* found) const;
 
+  /** Random 64-byte lines of keys and values that find_many reads to look `key` up: its
+   *  first bucket; the value's line on a hit; both other candidates when the first bucket's
+   *  filter sends the search on. The filter bytes (one per bucket: 1/64 of the keys, which
+   *  stays in the last-level cache) are not counted. Not timed: for a workload's memory bound. */
+  std::size_t lines_read(Key key) const;
+
   /** Lookups between the prefetch of a bucket and its probe in find_many (1..kMaxDepth). */
   void set_pipeline_depth(std::size_t depth) { depth_ = depth < 1 ? 1 : (depth > kMaxDepth ? kMaxDepth : depth); }
   static constexpr std::size_t kMaxDepth = 128;
