@@ -36,11 +36,9 @@ inline std::uint64_t hash_mix(std::uint64_t x, int which)
  *  comes from its high bits). */
 inline std::uint8_t filter_bit(std::uint64_t h0) { return static_cast<std::uint8_t>(1u << (h0 & 7)); }
 
-/** [0, range) from the high bits of a hash (multiply-shift, no division). */
-inline std::size_t scale_hash(std::uint64_t h, std::size_t range)
-{
-  return static_cast<std::size_t>((static_cast<unsigned __int128>(h) * range) >> 64);
-}
+/** [0, range) from the high 32 bits of a hash (multiply-shift, no division; range < 2^32,
+ *  which the table checks): one 32 x 32-bit product, which AVX-512 does eight at a time. */
+inline std::size_t scale_hash(std::uint64_t h, std::size_t range) { return ((h >> 32) * range) >> 32; }
 
 /** Candidate bucket `which` (0, 1: primary region; 2: secondary). */
 template <typename Bits> inline std::size_t candidate(const HashTableView<Bits>& t, Bits bits, int which)
@@ -57,6 +55,31 @@ template <typename Bits> struct ScalarProbe {
       if (__atomic_load_n(bucket + i, __ATOMIC_ACQUIRE) == bits)
         return static_cast<long>(i);
     return -1;
+  }
+};
+
+/** Key i's bits (the keys are floats or doubles: read without aliasing them). */
+template <typename Bits> inline Bits key_bits(const void* keys, std::size_t i)
+{
+  Bits b;
+  std::memcpy(&b, static_cast<const unsigned char*>(keys) + i * sizeof(Bits), sizeof b);
+  return b;
+}
+
+/** What starts a block of lookups: the first hash and first candidate bucket of `count`
+ *  (1..8) consecutive keys from key `i` on, stored in h0[0..count) and bucket[0..count),
+ *  and the prefetch of those buckets. This one goes key by key; the AVX-512 one does eight
+ *  keys at once and prefetches from its registers (loading the buckets back from the ring
+ *  right after a 512-bit store would stall on store forwarding). */
+template <typename Bits> struct ScalarHasher {
+  static void first_buckets(const HashTableView<Bits>& t, const void* keys, std::size_t i, std::size_t count,
+                            std::uint64_t* h0, std::uint64_t* bucket)
+  {
+    for (std::size_t k = 0; k < count; k++) {
+      h0[k] = hash_mix(key_bits<Bits>(keys, i + k), 0);
+      bucket[k] = scale_hash(h0[k], t.primary);
+      __builtin_prefetch(t.keys + bucket[k] * (64 / sizeof(Bits)), 0, 0);
+    }
   }
 };
 
@@ -80,67 +103,71 @@ inline bool search_from(const HashTableView<Bits>& t, Bits bits, std::uint64_t h
   return false;
 }
 
-/** Pipelined lookups. Three stages, each `depth` lookups behind the one before:
- *   i:           hash key i, prefetch its first bucket and that bucket's filter byte;
+/** Pipelined lookups, in blocks of eight. Three stages, each `depth` lookups behind the one
+ *  before:
+ *   i:           hash key i (with the seven after it: Hasher), prefetch its first bucket;
  *   i - depth:   compare the key with its (now cached) bucket; on a hit prefetch the value,
  *                on a miss whose filter bit is set prefetch the other two buckets;
- *   i - 2 depth: read the value, or finish an overflowed search (its lines now cached). */
-template <typename Bits> inline Bits key_bits(const void* keys, std::size_t i)
-{
-  Bits b; // the keys are floats or doubles: read their bits without aliasing them
-  std::memcpy(&b, static_cast<const unsigned char*>(keys) + i * sizeof(Bits), sizeof b);
-  return b;
-}
-
-template <typename Bits, typename Probe, std::size_t kMaxDepth>
+ *   i - 2 depth: read the value, or finish an overflowed search (its lines now cached).
+ *  The filter bytes (one per bucket, 1/64 of the keys' memory) stay in the caches. */
+template <typename Bits, typename Probe, typename Hasher, std::size_t kMaxDepth>
 std::size_t pipelined_lookups(const HashTableView<Bits>& t, const void* keys, std::size_t n, std::uint64_t* values,
                               unsigned char* found, std::size_t depth)
 {
-  constexpr std::size_t kSlots = 64 / sizeof(Bits), kRing = 4 * kMaxDepth; // > 2 depth, a power of two
+  constexpr std::size_t kSlots = 64 / sizeof(Bits), kRing = 4 * kMaxDepth; // > 2 depth + 8, a power of two
   constexpr Bits kEmpty = ~Bits{0};
-  struct Stage {
-    std::uint64_t h0;
-    std::size_t bucket;
-    long slot;  // >= 0: hit in the first bucket
-    bool chase; // missed there, but the filter says the key may be further on
-  };
-  Stage ring[kRing];
-  const std::size_t probe_at = depth, last_at = 2 * depth;
+  // The ring, one array per field: the hasher stores eight hashes and buckets at once.
+  alignas(64) std::uint64_t h0[kRing];
+  alignas(64) std::uint64_t bucket[kRing];
+  long slot[kRing];  // >= 0: hit in the first bucket
+  bool chase[kRing]; // missed there, but the filter says the key may be further on
+  const std::size_t probe_at = depth, last_at = 2 * depth, total = n + last_at;
   std::size_t hits = 0;
-  for (std::size_t i = 0; i < n + last_at; i++) {
-    if (i < n) {
-      Stage& s = ring[i & (kRing - 1)];
-      s.h0 = hash_mix(key_bits<Bits>(keys, i), 0);
-      s.bucket = scale_hash(s.h0, t.primary);
-      __builtin_prefetch(t.keys + s.bucket * kSlots, 0, 0);
-      __builtin_prefetch(t.overflow + s.bucket, 0, 0);
+  // Stage two of lookup j: compare, then prefetch what the third stage will read.
+  const auto probe = [&](std::size_t j) {
+    const std::size_t r = j & (kRing - 1);
+    const Bits bits = key_bits<Bits>(keys, j);
+    chase[r] = false;
+    slot[r] = bits == kEmpty ? -1 : Probe::probe(t.keys + bucket[r] * kSlots, bits);
+    if (slot[r] >= 0) {
+      __builtin_prefetch(t.values + bucket[r] * kSlots + static_cast<std::size_t>(slot[r]), 0, 0);
+    } else if (bits != kEmpty && (t.overflow[bucket[r]] & filter_bit(h0[r]))) {
+      chase[r] = true;
+      __builtin_prefetch(t.keys + candidate(t, bits, 1) * kSlots, 0, 0);
+      __builtin_prefetch(t.keys + candidate(t, bits, 2) * kSlots, 0, 0);
     }
-    if (i >= probe_at && i - probe_at < n) {
-      const std::size_t j = i - probe_at;
-      const Bits bits = key_bits<Bits>(keys, j);
-      Stage& s = ring[j & (kRing - 1)];
-      s.chase = false;
-      s.slot = bits == kEmpty ? -1 : Probe::probe(t.keys + s.bucket * kSlots, bits);
-      if (s.slot >= 0) {
-        __builtin_prefetch(t.values + s.bucket * kSlots + static_cast<std::size_t>(s.slot), 0, 0);
-      } else if (bits != kEmpty && (t.overflow[s.bucket] & filter_bit(s.h0))) {
-        s.chase = true;
-        __builtin_prefetch(t.keys + candidate(t, bits, 1) * kSlots, 0, 0);
-        __builtin_prefetch(t.keys + candidate(t, bits, 2) * kSlots, 0, 0);
-      }
+  };
+  // Stage three: the answer.
+  const auto finish = [&](std::size_t j) {
+    const std::size_t r = j & (kRing - 1);
+    bool hit = false;
+    if (slot[r] >= 0) {
+      values[j] = __atomic_load_n(&t.values[bucket[r] * kSlots + static_cast<std::size_t>(slot[r])], __ATOMIC_ACQUIRE);
+      hit = true;
+    } else if (chase[r]) {
+      hit = search_from<Bits, Probe>(t, key_bits<Bits>(keys, j), h0[r], 1, values[j]);
     }
-    if (i >= last_at) {
-      const std::size_t j = i - last_at;
-      const Stage& s = ring[j & (kRing - 1)];
-      bool hit = false;
-      if (s.slot >= 0) {
-        values[j] = __atomic_load_n(&t.values[s.bucket * kSlots + static_cast<std::size_t>(s.slot)], __ATOMIC_ACQUIRE);
-        hit = true;
-      } else if (s.chase) {
-        hit = search_from<Bits, Probe>(t, key_bits<Bits>(keys, j), s.h0, 1, values[j]);
+    found[j] = hit ? 1 : 0;
+    hits += hit;
+  };
+  for (std::size_t block = 0; block < total; block += 8) {
+    if (block < n) { // block is a multiple of 8, and so is its ring position: eight contiguous entries
+      const std::size_t r = block & (kRing - 1);
+      Hasher::first_buckets(t, keys, block, n - block < 8 ? n - block : 8, h0 + r, bucket + r);
+    }
+    if (block >= last_at && block + 8 <= n + probe_at) { // the steady state: all three stages
+      for (std::size_t i = block; i < block + 8; i++) {
+        probe(i - probe_at);
+        finish(i - last_at);
       }
-      found[j] = hit ? 1 : 0;
-      hits += hit;
+      continue;
+    }
+    const std::size_t end = total - block < 8 ? total : block + 8;
+    for (std::size_t i = block; i < end; i++) {
+      if (i >= probe_at && i - probe_at < n)
+        probe(i - probe_at);
+      if (i >= last_at)
+        finish(i - last_at);
     }
   }
   return hits;

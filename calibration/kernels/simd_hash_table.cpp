@@ -49,7 +49,7 @@ void huge_free(void* p, std::size_t bytes)
 template <typename Key> bool SimdHashTable<Key>::simd_available()
 {
 #if defined(__x86_64__)
-  static const bool yes = __builtin_cpu_supports("avx512f");
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
   return yes;
 #else
   return false;
@@ -63,6 +63,9 @@ SimdHashTable<Key>::SimdHashTable(std::size_t buckets, double secondary_share)
   if (!(secondary_share >= 0 && secondary_share < 1))
     throw std::invalid_argument("SimdHashTable: secondary share " + std::to_string(secondary_share) +
                                 "; expected a value in [0, 1)");
+  if (buckets_ > std::size_t{0xffffffff})
+    throw std::invalid_argument("SimdHashTable: " + std::to_string(buckets_) +
+                                " buckets; expected at most 2^32 - 1 (256 GiB of keys)");
   primary_ = static_cast<std::size_t>(static_cast<double>(buckets_) * (1 - secondary_share));
   primary_ = primary_ < 1 ? 1 : (primary_ >= buckets_ ? buckets_ - 1 : primary_);
   keys_bytes_ = buckets_ * 64;
@@ -224,7 +227,7 @@ std::size_t SimdHashTable<Key>::find_many(const Key* keys, std::size_t n, std::u
   if (simd_)
     return pipelined_lookups_avx512(view, keys, n, values, found, depth_);
 #endif
-  return pipelined_lookups<Bits, ScalarProbe<Bits>, kMaxDepth>(view, keys, n, values, found, depth_);
+  return pipelined_lookups<Bits, ScalarProbe<Bits>, ScalarHasher<Bits>, kMaxDepth>(view, keys, n, values, found, depth_);
 }
 
 template class SimdHashTable<float>;

@@ -161,6 +161,38 @@ TEST_CASE("SIMD hash table: a secondary share below 0 or from 1 on is refused", 
   CHECK_THROWS_AS(calibration::SimdHashTable<float>(64, 1.0), std::invalid_argument);
   CHECK_THROWS_AS(calibration::SimdHashTable<double>(64, -0.1), std::invalid_argument);
   CHECK_NOTHROW(calibration::SimdHashTable<float>(64, 0.0));
+  // Buckets are scaled from 32 hash bits: 2^32 buckets are refused before any allocation.
+  CHECK_THROWS_AS(calibration::SimdHashTable<float>(std::size_t{1} << 32), std::invalid_argument);
+}
+
+TEST_CASE("SIMD hash table: short batches give the one-at-a-time answers", "[calibration]")
+{
+  // The pipelined lookups hash eight keys at a time: batches of 0 to 19 keys end inside a
+  // group of eight, on both paths and at a depth below and above the batch.
+  calibration::SimdHashTable<double> table(256);
+  std::vector<double> keys;
+  for (int i = 0; i < 19; i++) {
+    const double k = i % 2 ? 0.5 + i : -0.5 - i; // odd ones present
+    keys.push_back(k);
+    if (i % 2)
+      REQUIRE(table.insert(k, static_cast<std::uint64_t>(100 + i)));
+  }
+  for (bool simd : {true, false})
+    for (std::size_t depth : {1, 48}) {
+      table.set_simd(simd);
+      table.set_pipeline_depth(depth);
+      for (std::size_t n = 0; n <= keys.size(); n++) {
+        INFO("simd " << simd << ", depth " << depth << ", batch of " << n);
+        std::vector<std::uint64_t> values(n, 0);
+        std::vector<unsigned char> found(n, 2);
+        CHECK(table.find_many(keys.data(), n, values.data(), found.data()) == n / 2);
+        for (std::size_t i = 0; i < n; i++) {
+          CHECK(found[i] == i % 2);
+          if (i % 2)
+            CHECK(values[i] == 100 + i);
+        }
+      }
+    }
 }
 
 TEST_CASE("SIMD hash table: concurrent inserts and lookups", "[calibration]")
