@@ -15,7 +15,7 @@ namespace calibration {
 template <typename Bits> struct HashTableView {
   const Bits* keys;              ///< buckets x slots
   const std::uint64_t* values;   ///< one per slot
-  const std::uint8_t* overflow;  ///< one filter byte per bucket
+  const std::uint16_t* overflow; ///< one 16-bit filter per bucket
   std::size_t buckets, primary;
 };
 
@@ -34,7 +34,7 @@ inline std::uint64_t hash_mix(std::uint64_t x, int which)
 
 /** The key's bit in a bucket's overflow filter (low bits of the first hash; the bucket index
  *  comes from its high bits). */
-inline std::uint8_t filter_bit(std::uint64_t h0) { return static_cast<std::uint8_t>(1u << (h0 & 7)); }
+inline std::uint16_t filter_bit(std::uint64_t h0) { return static_cast<std::uint16_t>(1u << (h0 & 15)); }
 
 /** [0, range) from the high 32 bits of a hash (multiply-shift, no division; range < 2^32,
  *  which the table checks): one 32 x 32-bit product, which AVX-512 does eight at a time. */
@@ -88,7 +88,7 @@ template <typename Bits, typename Probe>
 inline bool search_from(const HashTableView<Bits>& t, Bits bits, std::uint64_t h0, int first, std::uint64_t& value)
 {
   constexpr std::size_t kSlots = 64 / sizeof(Bits);
-  const std::uint8_t bit = filter_bit(h0);
+  const std::uint16_t bit = filter_bit(h0);
   for (int which = first; which < 3; which++) {
     const std::size_t bucket = which == 0 ? scale_hash(h0, t.primary) : candidate(t, bits, which);
     const long slot = Probe::probe(t.keys + bucket * kSlots, bits);
@@ -109,7 +109,7 @@ inline bool search_from(const HashTableView<Bits>& t, Bits bits, std::uint64_t h
  *   i - depth:   compare the key with its (now cached) bucket; on a hit prefetch the value,
  *                on a miss whose filter bit is set prefetch the other two buckets;
  *   i - 2 depth: read the value, or finish an overflowed search (its lines now cached).
- *  The filter bytes (one per bucket, 1/64 of the keys' memory) stay in the caches. */
+ *  The filters (two bytes per bucket, 1/32 of the keys' memory) stay in the caches. */
 template <typename Bits, typename Probe, typename Hasher, std::size_t kMaxDepth>
 std::size_t pipelined_lookups(const HashTableView<Bits>& t, const void* keys, std::size_t n, std::uint64_t* values,
                               unsigned char* found, std::size_t depth)

@@ -78,7 +78,7 @@ SimdHashTable<Key>::SimdHashTable(std::size_t buckets, double secondary_share)
     huge_free(keys_, keys_bytes_);
     throw;
   }
-  overflow_ = static_cast<std::uint8_t*>(std::calloc(buckets_, 1));
+  overflow_ = static_cast<std::uint16_t*>(std::calloc(buckets_, sizeof *overflow_));
   if (!overflow_) {
     huge_free(keys_, keys_bytes_);
     huge_free(values_, values_bytes_);
@@ -178,7 +178,7 @@ template <typename Key> bool SimdHashTable<Key>::erase(Key key)
   if (bits == kEmpty)
     return false;
   const std::uint64_t h0 = hash_mix(bits, 0);
-  const std::uint8_t bit = filter_bit(h0);
+  const std::uint16_t bit = filter_bit(h0);
   for (int which = 0; which < 3; which++) {
     const std::size_t bucket = which == 0 ? scale_hash(h0, primary_) : bucket_of(bits, which);
     const long slot = find_in(bucket, bits);

@@ -143,7 +143,7 @@ TEST_CASE("SIMD hash table: lines read per lookup follow the buckets probed", "[
     CHECK(table.lines_read(static_cast<float>(i) + 0.5f) == 2); // the bucket, then the value
   CHECK(table.lines_read(16.5f) == 4); // bucket, both other candidates, the value
   // Absent keys: the bucket alone, or all three candidates where their filter bit is set
-  // (one bit of eight: some of 200 keys).
+  // (one bit of sixteen: some of 200 keys).
   std::size_t one = 0, three = 0;
   for (int i = 0; i < 200; i++) {
     const std::size_t lines = table.lines_read(-static_cast<float>(i) - 0.25f);

@@ -2,7 +2,7 @@
  * over 64-byte buckets (16 x 32-bit or 8 x 64-bit keys), the buckets split into two disjoint
  * regions: two hash functions pick candidate buckets in the primary region, a third one in
  * the secondary region. A key goes to the first of its three buckets with a free slot; a
- * bucket that had to pass a key on records it in an 8-bit overflow filter (one bit chosen by
+ * bucket that had to pass a key on records it in a 16-bit overflow filter (one bit chosen by
  * the key), so a lookup reads the second and third buckets only when the filter of the one
  * before says a key like it went on: a miss reads about one bucket, one cache line.
  *
@@ -51,8 +51,8 @@ public:
 
   /** Random 64-byte lines of keys and values that find_many reads to look `key` up: its
    *  first bucket; the value's line on a hit; both other candidates when the first bucket's
-   *  filter sends the search on. The filter bytes (one per bucket: 1/64 of the keys, which
-   *  stays in the last-level cache) are not counted. Not timed: for a workload's memory bound. */
+   *  filter sends the search on. The filters (two bytes per bucket: 1/32 of the keys, which
+   *  stay in the last-level cache) are not counted. Not timed: for a workload's memory bound. */
   std::size_t lines_read(Key key) const;
 
   /** Lookups between the prefetch of a bucket and its probe in find_many (1..kMaxDepth). */
@@ -61,7 +61,7 @@ public:
 
   std::size_t buckets() const { return buckets_; }
   std::size_t capacity() const { return buckets_ * kSlots; }
-  std::size_t bytes() const { return buckets_ * (64 + 1) + capacity() * sizeof(std::uint64_t); }
+  std::size_t bytes() const { return buckets_ * (64 + 2) + capacity() * sizeof(std::uint64_t); }
   /** Share of the buckets whose overflow filter is not empty. */
   double overflowed_share() const;
   /** Whether the kernel accepted the advice to put the keys on huge pages (with transparent
@@ -85,7 +85,7 @@ private:
   std::size_t buckets_, primary_;
   Bits* keys_ = nullptr;               ///< buckets_ x kSlots; atomics through __atomic builtins
   std::uint64_t* values_ = nullptr;    ///< one per slot
-  std::uint8_t* overflow_ = nullptr;   ///< one filter byte per bucket
+  std::uint16_t* overflow_ = nullptr;  ///< one 16-bit filter per bucket
   std::size_t keys_bytes_ = 0, values_bytes_ = 0;
   std::size_t depth_ = 48;
   bool simd_ = false, huge_ = false;
