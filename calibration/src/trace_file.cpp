@@ -12,9 +12,7 @@
 #include <sstream>
 #include <unistd.h>
 
-#ifndef SIMCORE_GIT_REVISION
-#define SIMCORE_GIT_REVISION "unknown"
-#endif
+#include "simcore_git_revision.hpp" // generated at every build (calibration/cmake/git_revision.cmake)
 #ifndef SIMCORE_CXX_FLAGS
 #define SIMCORE_CXX_FLAGS ""
 #endif

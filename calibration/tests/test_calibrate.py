@@ -58,6 +58,14 @@ def test_stream_benchmark_writes_a_readable_trace(tmp_path):
     with h5py.File(trace, "r") as f:
         for key in ("host", "cpu_model", "isa", "gpu", "compiler", "flags", "date", "git_revision", "schema"):
             assert key in f.attrs
+        # The revision of the build that measured (taken at build time, "-dirty" for local changes).
+        revision = f.attrs["git_revision"]
+        revision = revision.decode() if isinstance(revision, bytes) else revision
+        source = os.environ["SIMCORE_SOURCE_DIR"]
+        if (pathlib.Path(source) / ".git").exists():
+            commit = revision.removesuffix("-dirty")
+            assert len(commit) >= 7 and all(c in "0123456789abcdef" for c in commit), revision
+            assert subprocess.run(["git", "-C", source, "cat-file", "-e", commit + "^{commit}"]).returncode == 0
         g = f["stream"]
         assert list(g["threads"][()]) == [1, 2]
         assert g["copy_bandwidth"].shape == (2, 2)
