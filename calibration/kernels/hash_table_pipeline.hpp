@@ -68,9 +68,12 @@ template <typename Bits> inline Bits key_bits(const void* keys, std::size_t i)
 
 /** What starts a block of lookups: the first hash and first candidate bucket of `count`
  *  (1..8) consecutive keys from key `i` on, stored in h0[0..count) and bucket[0..count),
- *  and the prefetch of those buckets. This one goes key by key; the AVX-512 one does eight
- *  keys at once and prefetches from its registers (loading the buckets back from the ring
- *  right after a 512-bit store would stall on store forwarding). */
+ *  and the prefetch of those buckets. This one goes key by key and prefetches each bucket's
+ *  filter as well: the filters of a large table outgrow the L2 (4 MiB for 2^21 buckets), and
+ *  the scalar loop, with more instructions per lookup, stalls on that load where the AVX-512
+ *  one hides it (prefetching them there gains nothing). The AVX-512 hasher does eight keys
+ *  at once and prefetches from its registers (loading the buckets back from the ring right
+ *  after a 512-bit store would stall on store forwarding). */
 template <typename Bits> struct ScalarHasher {
   static void first_buckets(const HashTableView<Bits>& t, const void* keys, std::size_t i, std::size_t count,
                             std::uint64_t* h0, std::uint64_t* bucket)
@@ -79,6 +82,7 @@ template <typename Bits> struct ScalarHasher {
       h0[k] = hash_mix(key_bits<Bits>(keys, i + k), 0);
       bucket[k] = scale_hash(h0[k], t.primary);
       __builtin_prefetch(t.keys + bucket[k] * (64 / sizeof(Bits)), 0, 0);
+      __builtin_prefetch(t.overflow + bucket[k], 0, 0);
     }
   }
 };
@@ -109,7 +113,7 @@ inline bool search_from(const HashTableView<Bits>& t, Bits bits, std::uint64_t h
  *   i - depth:   compare the key with its (now cached) bucket; on a hit prefetch the value,
  *                on a miss whose filter bit is set prefetch the other two buckets;
  *   i - 2 depth: read the value, or finish an overflowed search (its lines now cached).
- *  The filters (two bytes per bucket, 1/32 of the keys' memory) stay in the caches. */
+ *  The filters (two bytes per bucket, 1/32 of the keys' memory) mostly stay in the caches. */
 template <typename Bits, typename Probe, typename Hasher, std::size_t kMaxDepth>
 std::size_t pipelined_lookups(const HashTableView<Bits>& t, const void* keys, std::size_t n, std::uint64_t* values,
                               unsigned char* found, std::size_t depth)
