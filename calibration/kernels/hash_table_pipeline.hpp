@@ -66,15 +66,17 @@ template <typename Bits> inline Bits key_bits(const void* keys, std::size_t i)
   return b;
 }
 
-/** What starts a block of lookups: the first hash and first candidate bucket of `count`
- *  (1..8) consecutive keys from key `i` on, stored in h0[0..count) and bucket[0..count),
- *  and the prefetch of those buckets. This one goes key by key and prefetches each bucket's
- *  filter as well: the filters of a large table outgrow the L2 (4 MiB for 2^21 buckets), and
- *  the scalar loop, with more instructions per lookup, stalls on that load where the AVX-512
- *  one hides it (prefetching them there gains nothing). The AVX-512 hasher does eight keys
- *  at once and prefetches from its registers (loading the buckets back from the ring right
- *  after a 512-bit store would stall on store forwarding). */
+/** What starts a lookup: the first hash and first candidate bucket of `count` (1..8)
+ *  consecutive keys from key `i` on, stored in h0[0..count) and bucket[0..count), and the
+ *  prefetch of those buckets. This one goes key by key, and the loop calls it for one key at
+ *  a time between the probes (kOneKeyPerStep: eight hashes and prefetches in a burst slow the
+ *  scalar loop by a fifth). It prefetches each bucket's filter too: the filters of a large
+ *  table outgrow the L2 (4 MiB for 2^21 buckets), and the scalar loop stalls on that load
+ *  where the AVX-512 one hides it. The AVX-512 hasher does eight keys at once, at the start
+ *  of each block of eight, and prefetches from its registers (loading the buckets back from
+ *  the ring right after a 512-bit store would stall on store forwarding). */
 template <typename Bits> struct ScalarHasher {
+  static constexpr bool kOneKeyPerStep = true;
   static void first_buckets(const HashTableView<Bits>& t, const void* keys, std::size_t i, std::size_t count,
                             std::uint64_t* h0, std::uint64_t* bucket)
   {
@@ -155,12 +157,16 @@ std::size_t pipelined_lookups(const HashTableView<Bits>& t, const void* keys, st
     hits += hit;
   };
   for (std::size_t block = 0; block < total; block += 8) {
-    if (block < n) { // block is a multiple of 8, and so is its ring position: eight contiguous entries
+    const bool steady = block >= last_at && block + 8 <= n + probe_at; // all three stages
+    const bool key_by_key = Hasher::kOneKeyPerStep && steady && block + 8 <= n;
+    if (block < n && !key_by_key) { // block is a multiple of 8, and so is its ring position: eight contiguous entries
       const std::size_t r = block & (kRing - 1);
       Hasher::first_buckets(t, keys, block, n - block < 8 ? n - block : 8, h0 + r, bucket + r);
     }
-    if (block >= last_at && block + 8 <= n + probe_at) { // the steady state: all three stages
+    if (steady) {
       for (std::size_t i = block; i < block + 8; i++) {
+        if (key_by_key)
+          Hasher::first_buckets(t, keys, i, 1, h0 + (i & (kRing - 1)), bucket + (i & (kRing - 1)));
         probe(i - probe_at);
         finish(i - last_at);
       }

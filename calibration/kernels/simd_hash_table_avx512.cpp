@@ -46,6 +46,7 @@ inline __m512i hash_mix0_x8(__m512i x)
 /** Eight hashes and first buckets at once, as ScalarHasher computes them one by one; the
  *  buckets are prefetched from the register (see ScalarHasher). */
 template <typename Bits> struct Avx512Hasher {
+  static constexpr bool kOneKeyPerStep = false;
   static void first_buckets(const HashTableView<Bits>& t, const void* keys, std::size_t i, std::size_t count,
                             std::uint64_t* h0, std::uint64_t* bucket)
   {
