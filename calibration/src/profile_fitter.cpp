@@ -1,6 +1,7 @@
 #include "calibration/profile_fitter.hpp"
 #include "calibration/stencil_fit.hpp"
 #include "fit_support.hpp"
+#include "node_samples.hpp"
 
 #include <simcore/error.hpp>
 #include <simcore/quantile.hpp>
@@ -36,6 +37,18 @@ double median_row(const Dataset& d, std::size_t r)
     v.push_back(d.at(r, c));
   return simcore::quantile(v, 0.5);
 }
+
+/** What the node benchmarks of one host type measured, one value per trace (per node): the
+ *  rates are the medians of the nodes, written once every trace is read. */
+struct TypeSamples {
+  NodeSamples memcpy_all, memcpy_one, triad; // STREAM
+  std::vector<double> stream_spread;         // of the repetitions, every trace
+  NodeSamples lookups, lines, latency;       // hash_table
+  std::string miss_rate;
+  std::map<std::string, std::vector<double>> gpu; // every repetition of each CUDA kernel
+  std::vector<std::string> gpu_devices;
+  std::vector<StencilFit> stencils;
+};
 
 /** Ping-pong (and ping-ping) samples of every trace of one placement. */
 struct NetworkSamples {
@@ -177,7 +190,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
   nlohmann::ordered_json meta{{"traces", paths}};
   bool fitted = false;
   std::map<std::string, NetworkSamples> networks; // by placement
-  std::map<std::string, StencilFit> stencils; // by host type: its rates need the type's speed
+  std::map<std::string, TypeSamples> samples; // by host type (its rule's pattern)
   std::string host;
   // Host types: the DGEMM rates of each `match` (the traces' host rule), in order of appearance.
   std::vector<std::pair<std::string, std::vector<double>>> speeds;
@@ -195,7 +208,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
       type_rates[match] = nlohmann::ordered_json::object();
       type_quality[match] = nlohmann::ordered_json::object();
     }
-    nlohmann::ordered_json& rates = type_rates[match]; // this trace's host type
+    TypeSamples& ts = samples[match]; // this trace's host type
 
     if (host.empty() && t.attributes.count("host"))
       host = t.attributes.at("host");
@@ -263,7 +276,6 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         const Dataset& triad = need(b, "triad_bandwidth", path);
         // STREAM counts the bytes read and written: a memcpy of S bytes moves 2 S.
         double best_copy = 0, best_triad = 0, one_core = 0;
-        std::vector<double> spread;
         for (std::size_t r = 0; r < threads.rows(); r++) {
           const double c = median_row(copy, r), tr = median_row(triad, r);
           best_copy = std::max(best_copy, c);
@@ -271,15 +283,11 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
           if (threads.at(r) == 1)
             one_core = c;
           for (std::size_t k = 0; k < copy.cols(); k++)
-            spread.push_back(std::abs(copy.at(r, k) - c) / c);
+            ts.stream_spread.push_back(std::abs(copy.at(r, k) - c) / c);
         }
-        rates["memcpy_bandwidth"] = {{"value", best_copy / 2}, {"unit", "Bps"},
-                                     {"doc", "bytes copied per second, all threads (STREAM copy / 2)"}};
-        rates["memcpy_bandwidth_one_core"] = {{"value", one_core / 2}, {"unit", "Bps"},
-                                              {"doc", "bytes copied per second by one thread"}};
-        rates["stream_triad_bandwidth"] = {{"value", best_triad}, {"unit", "Bps"}, {"doc", "STREAM triad"}};
-        type_quality[match]["memory"] = {{"max_rel_spread", spread.empty() ? 0.0 : *std::max_element(spread.begin(), spread.end())},
-                             {"median_rel_spread", simcore::quantile(spread, 0.5)}};
+        ts.memcpy_all.add(best_copy / 2, path);
+        ts.memcpy_one.add(one_core / 2, path);
+        ts.triad.add(best_triad, path);
         fitted = true;
       } else if (name == "hash_table") {
         // Memory-bound lookups: the pipelined SIMD table's rate (the row named so), and the
@@ -299,43 +307,69 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         if (!named || row >= rate.rows())
           throw simcore::InputError(path + " (hash_table)", "no 'simd_table_batched' row among the structures; "
                                                             "expected a trace written by calib_hash");
-        const double lookups = median_row(rate, row);
-        rates["hash_lookup_rate"] = {{"value", lookups}, {"unit", "1/s"},
-                                     {"doc", "SIMD hash table lookups per second, one core, " +
-                                                 (b.parameters.count("miss_rate") ? b.parameters.at("miss_rate") : "?") +
-                                                 " misses, pipelined"}};
-        if (b.datasets.count("random_line_rate")) {
+        ts.lookups.add(median_row(rate, row), path);
+        if (ts.miss_rate.empty())
+          ts.miss_rate = b.parameters.count("miss_rate") ? b.parameters.at("miss_rate") : "?";
+        if (b.datasets.count("random_line_rate") && !b.datasets.at("random_line_rate").values.empty()) {
           const Dataset& lines = b.datasets.at("random_line_rate");
-          rates["random_line_rate"] = {{"value", *std::max_element(lines.values.begin(), lines.values.end())},
-                                       {"unit", "1/s"},
-                                       {"doc", "random cache lines read per second, one core, misses overlapped"}};
-          rates["memory_latency"] = {{"value", 1.0 / lines.values.front()}, {"unit", "s"},
-                                     {"doc", "one dependent random access over the table's size"}};
+          ts.lines.add(*std::max_element(lines.values.begin(), lines.values.end()), path);
+          ts.latency.add(1.0 / lines.values.front(), path);
         }
         fitted = true;
       } else if (name == "cuda") {
-        // GPU kernels: each kernel's median rate as a named rate (models of GPU work read them).
+        // GPU kernels: each kernel's repetitions, pooled over the traces of the host type.
         const auto device = b.parameters.count("device") ? b.parameters.at("device") : "?";
-        for (const auto& [kernel, d] : b.datasets) {
-          if (d.values.empty())
-            continue;
-          rates["gpu_" + kernel + "_flops"] = {{"value", simcore::quantile(d.values, 0.5) * 1e9},
-                                               {"unit", "flops"},
-                                               {"doc", kernel + " on " + device + ", median of the repetitions"}};
-        }
+        if (std::find(ts.gpu_devices.begin(), ts.gpu_devices.end(), device) == ts.gpu_devices.end())
+          ts.gpu_devices.push_back(device);
+        for (const auto& [kernel, d] : b.datasets)
+          ts.gpu[kernel].insert(ts.gpu[kernel].end(), d.values.begin(), d.values.end());
         fitted = true;
       } else if (name == "stencil") {
-        if (stencils.count(match))
-          throw simcore::InputError(path + " (stencil)",
-                                    "a second stencil trace for hosts matching '" + match + "' (the first: " +
-                                        stencils.at(match).path +
-                                        "); expected one per host type (--hosts REGEX before each type's traces)");
         StencilFit f = fit_stencil(b, path);
         f.match = match;
-        stencils.emplace(match, std::move(f));
+        ts.stencils.push_back(std::move(f));
         fitted = true;
       }
     }
+  }
+  // The node benchmarks of each host type: the median of its nodes (traces).
+  for (const auto& match : types) {
+    const TypeSamples& ts = samples[match];
+    nlohmann::ordered_json& rates = type_rates[match];
+    if (!ts.memcpy_all.empty()) {
+      rates["memcpy_bandwidth"] = {{"value", ts.memcpy_all.median()}, {"unit", "Bps"},
+                                   {"doc", "bytes copied per second, all threads (STREAM copy / 2)"}};
+      rates["memcpy_bandwidth_one_core"] = {{"value", ts.memcpy_one.median()}, {"unit", "Bps"},
+                                            {"doc", "bytes copied per second by one thread"}};
+      rates["stream_triad_bandwidth"] = {{"value", ts.triad.median()}, {"unit", "Bps"}, {"doc", "STREAM triad"}};
+      const auto& sp = ts.stream_spread;
+      nlohmann::ordered_json q{{"max_rel_spread", sp.empty() ? 0.0 : *std::max_element(sp.begin(), sp.end())},
+                               {"median_rel_spread", sp.empty() ? 0.0 : simcore::quantile(sp, 0.5)}};
+      ts.memcpy_all.describe(q, "memcpy_bandwidth");
+      type_quality[match]["memory"] = q;
+    }
+    if (!ts.lookups.empty()) {
+      rates["hash_lookup_rate"] = {{"value", ts.lookups.median()}, {"unit", "1/s"},
+                                   {"doc", "SIMD hash table lookups per second, one core, " + ts.miss_rate +
+                                               " misses, pipelined"}};
+      if (!ts.lines.empty()) {
+        rates["random_line_rate"] = {{"value", ts.lines.median()}, {"unit", "1/s"},
+                                     {"doc", "random cache lines read per second, one core, misses overlapped"}};
+        rates["memory_latency"] = {{"value", ts.latency.median()}, {"unit", "s"},
+                                   {"doc", "one dependent random access over the table's size"}};
+      }
+      nlohmann::ordered_json q = nlohmann::ordered_json::object();
+      ts.lookups.describe(q, "hash_lookup_rate");
+      type_quality[match]["hash"] = q;
+    }
+    std::string devices;
+    for (const auto& d : ts.gpu_devices)
+      devices += (devices.empty() ? "" : ", ") + d;
+    for (const auto& [kernel, values] : ts.gpu)
+      if (!values.empty())
+        rates["gpu_" + kernel + "_flops"] = {{"value", simcore::quantile(values, 0.5) * 1e9},
+                                             {"unit", "flops"},
+                                             {"doc", kernel + " on " + devices + ", median of the repetitions"}};
   }
   // One host rule per host type: the median DGEMM rate of its traces; specific patterns before
   // the catch-all, since a profile's first matching rule wins.
@@ -346,8 +380,9 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     type_rates[match]["dgemm_flops"] = {{"value", rate}, {"unit", "flops"},
                                         {"doc", "DGEMM, one core, hosts matching '" + match + "'"}};
   }
-  for (const auto& [match, fit] : stencils)
-    add_stencil_rates(fit, hosts, type_rates[match], type_quality[match]);
+  for (const auto& match : types)
+    if (!samples[match].stencils.empty())
+      add_stencil_rates(pool_stencil_fits(samples[match].stencils), hosts, type_rates[match], type_quality[match]);
   // One host type: its rates are the profile's. Several: each host rule carries its type's
   // rates (a rule without a speed where the type had no DGEMM trace), and the profile-wide
   // rates, for hosts no rule matches, are the catch-all type's, else the first type's.

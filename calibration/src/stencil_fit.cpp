@@ -1,5 +1,6 @@
 #include "calibration/stencil_fit.hpp"
 #include "fit_support.hpp"
+#include "node_samples.hpp"
 
 #include <simcore/error.hpp>
 #include <simcore/quantile.hpp>
@@ -80,6 +81,27 @@ StencilFit fit_stencil(const Benchmark& b, const std::string& path)
                  {"cells_used", fit.cells},
                  {"cell_rate_by_size", by_size}};
   return fit;
+}
+
+StencilFit pool_stencil_fits(const std::vector<StencilFit>& fits)
+{
+  StencilFit pooled = fits.at(0);
+  NodeSamples rates;
+  for (const auto& f : fits) {
+    if (f.stencil != pooled.stencil || f.variables != pooled.variables || f.cells != pooled.cells)
+      throw simcore::InputError(
+          f.path + " (stencil)",
+          (f.stencil.empty() ? "?" : f.stencil) + ", " + (f.variables.empty() ? "?" : f.variables) +
+              " variables, largest size " + number(f.cells) + ", but " + pooled.path + " (also for hosts matching '" +
+              pooled.match + "') measured " + (pooled.stencil.empty() ? "?" : pooled.stencil) + ", " +
+              (pooled.variables.empty() ? "?" : pooled.variables) + " variables, largest size " +
+              number(pooled.cells) + "; expected the same sweep on every node of a host type (--hosts REGEX "
+                                     "before each type's traces)");
+    rates.add(f.cell_rate, f.path);
+  }
+  pooled.cell_rate = rates.median();
+  rates.describe(pooled.quality, "stencil_cell_rate");
+  return pooled;
 }
 
 void add_stencil_rates(const StencilFit& fit, const nlohmann::ordered_json& hosts, nlohmann::ordered_json& rates,

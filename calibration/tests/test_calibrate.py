@@ -655,11 +655,76 @@ def test_each_host_type_gets_its_own_rates(tmp_path):
     assert [q["cells_used"] for q in p["quality"]["stencil"]] == [32, 32]
 
 
-def test_a_second_stencil_trace_of_one_host_type_is_refused(tmp_path):
+def write_synthetic_hash(path, lookups, lines, latency):
+    """A calib_hash trace: the pipelined table's lookups/s (3 repetitions), the line rates of 1
+    and 2 chains (the first gives the latency)."""
+    with synthetic_trace(path) as f:
+        g = f.create_group("hash_table")
+        g.attrs["structures"] = "simd_table,simd_table_batched"
+        g.attrs["miss_rate"] = "0.9"
+        g.create_dataset("lookup_rate", data=np.array([[1e7] * 3, [lookups] * 3])).attrs["unit"] = "1/s"
+        g.create_dataset("random_line_rate", data=np.array([1 / latency, lines])).attrs["unit"] = "1/s"
+
+
+def node_traces(tmp_path, node, gflops, cells, copy, lookups, gpu=None):
+    """The node benchmarks of one node: DGEMM, stencil (7-point, 5 variables, 32^3), STREAM
+    and hash lookups, and a CUDA trace when `gpu` (Gflop/s of gemm_fp32, 3 repetitions)."""
+    paths = [tmp_path / f"{node}-{n}.h5" for n in ("dgemm", "stencil", "stream", "hash")]
+    write_synthetic_dgemm(paths[0], [256], [[gflops] * 3])
+    write_synthetic_stencil(paths[1], [32], [[cells] * 3])
+    write_synthetic_stream(paths[2], copy, 1.5 * copy)
+    write_synthetic_hash(paths[3], lookups, 2 * lookups, 100e-9)
+    if gpu is not None:
+        paths.append(tmp_path / f"{node}-cuda.h5")
+        with synthetic_trace(paths[-1]) as f:
+            g = f.create_group("cuda")
+            g.attrs["device"] = "Test GPU"
+            g.create_dataset("gemm_fp32", data=np.asarray(gpu, dtype=float)).attrs["unit"] = "Gflop/s"
+    return paths
+
+
+def test_the_node_traces_of_one_host_type_are_pooled(tmp_path):
+    """Three nodes of one type (calibrate.sbatch runs the node benchmarks on every node): every
+    rate is the median of the nodes, flops_per_cell the median speed / the median cell rate,
+    and the quality says how many traces and how far the nodes stray from the median."""
+    nodes = [node_traces(tmp_path, "n0", 40.0, 1.0e8, 20e9, 1e8, gpu=[10.0, 11.0, 12.0]),
+             node_traces(tmp_path, "n1", 42.0, 1.2e8, 24e9, 1.2e8, gpu=[13.0, 14.0, 15.0]),
+             node_traces(tmp_path, "n2", 41.0, 1.1e8, 22e9, 1.1e8, gpu=[16.0, 17.0, 18.0])]
+    p = fitted(tmp_path, *[t for node in nodes for t in node])
+    rates, q = p["rates"], p["quality"]
+    assert float(p["hosts"][0]["speed"].rstrip("f")) == pytest.approx(41e9, rel=1e-5)
+    assert rates["stencil_cell_rate"]["value"] == 1.1e8
+    assert rates["flops_per_cell"]["value"] == pytest.approx(41e9 / 1.1e8, rel=1e-5)
+    assert rates["memcpy_bandwidth"]["value"] == 11e9 and rates["stream_triad_bandwidth"]["value"] == 1.5 * 22e9
+    assert rates["hash_lookup_rate"]["value"] == 1.1e8 and rates["random_line_rate"]["value"] == 2.2e8
+    assert rates["memory_latency"]["value"] == pytest.approx(100e-9)
+    assert rates["gpu_gemm_fp32_flops"]["value"] == 14e9  # the median of all nine repetitions
+    for part, spread in (("memory", 2 / 22), ("stencil", 0.1 / 1.1), ("hash", 0.1 / 1.1)):
+        assert q[part]["traces"] == 3 and q[part]["node_rel_spread"] == pytest.approx(spread)
+        assert len(q[part]["by_trace"]) == 3 and "note" not in q[part]
+    assert [b["trace"] for b in q["stencil"]["by_trace"]] == [str(n[1]) for n in nodes]
+    assert [b["stencil_cell_rate"] for b in q["stencil"]["by_trace"]] == [1.0e8, 1.2e8, 1.1e8]
+
+
+def test_nodes_of_one_type_that_differ_widely_get_a_note(tmp_path):
+    """The two host types' traces given without --hosts: pooled as one type (median of two),
+    and the quality section points at --hosts."""
     t = host_type_traces(tmp_path)
-    res, out = calibrate(tmp_path, t["cpu"][1], t["gpu"][1])
-    assert res.returncode == 2
-    assert "a second stencil trace for hosts matching '.*'" in res.stderr and str(t["cpu"][1]) in res.stderr
+    p = fitted(tmp_path, *t["cpu"], *t["gpu"])
+    assert p["rates"]["stencil_cell_rate"]["value"] == pytest.approx(1.5e8)
+    for part in ("memory", "stencil"):
+        assert "--hosts" in p["quality"][part]["note"] and p["quality"][part]["traces"] == 2
+    assert "differ by up to 33 %" in p["quality"]["stencil"]["note"]
+
+
+@pytest.mark.parametrize("stencil, variables, cells", [("27-point", 5, 32), ("7-point", 3, 32), ("7-point", 5, 64)])
+def test_stencil_traces_of_one_type_that_measured_different_sweeps_are_refused(tmp_path, stencil, variables, cells):
+    a, b = tmp_path / "a.h5", tmp_path / "b.h5"
+    write_synthetic_stencil(a, [32], [[1e8] * 3])
+    write_synthetic_stencil(b, [cells], [[1e8] * 3], stencil=stencil, variables=variables)
+    res, out = calibrate(tmp_path, a, b)
+    assert res.returncode == 2 and "b.h5 (stencil)" in res.stderr and str(a) in res.stderr
+    assert "expected the same sweep on every node of a host type" in res.stderr
     assert not out.exists()
 
 
@@ -791,13 +856,9 @@ def test_a_malformed_pingpong_trace_is_refused(tmp_path, flaw):
     assert not out.exists()
 
 
-def test_a_second_stencil_trace_and_a_trailing_host_pattern_are_refused(tmp_path):
-    a, b = tmp_path / "a.h5", tmp_path / "b.h5"
+def test_a_trailing_host_pattern_is_refused(tmp_path):
+    a, out = tmp_path / "a.h5", tmp_path / "p.json"
     write_synthetic_stencil(a, STENCIL_CELLS, STENCIL_RATES)
-    write_synthetic_stencil(b, STENCIL_CELLS, STENCIL_RATES)
-    res, out = calibrate(tmp_path, a, b)
-    assert res.returncode == 2 and "b.h5 (stencil)" in res.stderr and "second stencil trace" in res.stderr
-    assert not out.exists()
     res = subprocess.run([SIMCORE, "calibrate", str(a), "--hosts", "cpu-.*", "-o", str(out)], capture_output=True,
                          text=True)
     assert res.returncode == 2 and "followed by no trace" in res.stderr

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 namespace calibration {
 
@@ -27,6 +28,12 @@ struct StencilFit {
 /** Reads a "stencil" group of the trace `path`. Throws simcore::InputError naming the file
  *  when a dataset is missing or misshapen, or holds a size or rate that is not positive. */
 StencilFit fit_stencil(const Benchmark& b, const std::string& path);
+
+/** The stencil traces of one host type (one per node) as one fit: the median of their cell
+ *  rates, and in its quality the number of traces, how far the nodes stray from the median
+ *  and each trace's rate. Throws simcore::InputError naming the second trace when the traces
+ *  measured different things (stencil, variables or largest size). */
+StencilFit pool_stencil_fits(const std::vector<StencilFit>& fits);
 
 /** Adds the rate `stencil_cell_rate` and quality["stencil"]; with a host rule in `hosts` (the
  *  profile's, from a dgemm trace: the one of the stencil trace's host type, else the
