@@ -1,0 +1,123 @@
+"""calibration/slurm/calibrate.sbatch run on this machine under stand-ins for srun, scontrol,
+mpirun and hostname (fake_slurm.py): the node benchmarks on every node, the network within a
+node and between node pairs (simulated by SMPI on a platform of known links), the profiles."""
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+BIN = pathlib.Path(os.environ["SIMCORE_BIN"]).resolve().parent
+ROOT = pathlib.Path(os.environ["SIMCORE_SOURCE_DIR"])
+SCRIPT = ROOT / "calibration" / "slurm" / "calibrate.sbatch"
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("mpirun") is None or shutil.which("smpirun") is None or not (BIN / "calib_pingpong").exists()
+    or not (BIN / "calib_pingpong_smpi").exists(), reason="needs Open MPI, SimGrid's smpirun and both ping-pongs")
+
+# Every pair of nodes joined by its own link of 10 us and 1 GB/s each way.
+PLATFORM_HEAD = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="cluster" routing="Full">
+"""
+
+SMALL_RUNS = {
+    "CALIB_STREAM_ARGS": "--bytes 4194304 --repetitions 2",
+    "CALIB_DGEMM_ARGS": "--sizes 64,128 --repetitions 2",
+    "CALIB_STENCIL_ARGS": "--sizes 8,16 --repetitions 1",
+    "CALIB_HASH_ARGS": "--buckets 4096 --queries 100000 --repetitions 1",
+    "CALIB_PINGPONG_ARGS": "--max 65536 --repetitions 2 --per-octave 1",
+}
+
+
+def platform(nodes):
+    pairs = [(a, b) for i, a in enumerate(nodes) for b in nodes[i + 1:]]
+    return "".join(
+        [PLATFORM_HEAD] + ['    <host id="%s" speed="1Gf"/>\n' % n for n in nodes] +
+        ['    <link id="%s-%s" bandwidth="1GBps" latency="10us" sharing_policy="SPLITDUPLEX"/>\n' % p for p in pairs] +
+        ['    <route src="%s" dst="%s"><link_ctn id="%s-%s" direction="UP"/></route>\n' % (a, b, a, b) for a, b in pairs] +
+        ["  </zone>\n</platform>\n"])
+
+
+def run_script(tmp_path, nodes, plugins="", extra_env=None):
+    """The script under the stand-ins on `nodes`; its result, output folder and logged steps."""
+    fake = tmp_path / "fake-bin"
+    fake.mkdir()
+    for name in ("srun", "mpirun", "scontrol", "hostname"):
+        (fake / name).symlink_to(ROOT / "calibration" / "tests" / "fake_slurm.py")
+    (tmp_path / "cluster.xml").write_text(platform(nodes))
+    out, log = tmp_path / "out", tmp_path / "steps.log"
+    env = dict(os.environ, PATH="%s:%s" % (fake, os.environ["PATH"]), REAL_MPIRUN=shutil.which("mpirun"),
+               FAKE_SRUN_PLUGINS=plugins, FAKE_SLURM_LOG=str(log), FAKE_PLATFORM=str(tmp_path / "cluster.xml"),
+               FAKE_WORK_DIR=str(tmp_path), SLURM_JOB_ID="77", SLURM_JOB_NODELIST=",".join(nodes),
+               SLURM_JOB_NUM_NODES=str(len(nodes)), SLURM_NTASKS_PER_NODE="1", SLURM_CPUS_ON_NODE="2",
+               SIMCORE_BUILD_DIR=str(BIN.parent), **SMALL_RUNS)
+    env.update(extra_env or {})
+    res = subprocess.run(["bash", str(SCRIPT), str(out)], capture_output=True, text=True, env=env, timeout=600)
+    steps = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return res, out, steps
+
+
+def profile(path):
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("plugins, launcher", [("pmi2,pmix", "srun"), ("", "mpirun")])
+def test_the_script_calibrates_every_node_and_two_node_pairs(tmp_path, plugins, launcher):
+    nodes = ["n0", "n1", "n2", "n3"]
+    res, out, steps = run_script(tmp_path, nodes, plugins, {"SIMCORE_NETWORK_PAIRS": "2"})
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "MPI through %s" % launcher in res.stdout
+    # Node benchmarks: one srun step each, one task on every node, one trace per node.
+    benches = [s for s in steps if s["program"] != "calib_pingpong"]
+    assert [s["program"] for s in benches] == ["calib_stream", "calib_dgemm", "calib_stencil", "calib_hash",
+                                               "calib_cuda"][:len(benches)]
+    assert all(s["launcher"] == "srun" and s["hosts"] == nodes for s in benches)
+    assert benches[0]["options"]["cpus-per-task"] == "2" and benches[1]["options"]["cpus-per-task"] == "1"
+    for name in ("stream", "dgemm", "stencil") + (("hash",) if (BIN / "calib_hash").exists() else ()):
+        assert sorted(p.name for p in out.glob(name + "-*.h5")) == ["%s-%s.h5" % (name, n) for n in nodes]
+    assert not list(out.glob("cuda-*.h5"))  # no GPU here: calib_cuda skipped on every node, no failure
+    # Network: two ranks on the first node, then the pairs (n0, n1) and (n2, n3).
+    mpi = [s for s in steps if s["program"] == "calib_pingpong"]
+    assert [s["launcher"] for s in mpi] == [launcher] * 3
+    assert [s["hosts"] for s in mpi] == [["n0", "n0"], ["n0", "n1"], ["n2", "n3"]]
+    if launcher == "srun":
+        assert all(s["options"]["mpi"] == "pmix" for s in mpi)
+    # Profiles: every node's traces pooled; the pairs' traces give the links (10 us, 1 GB/s).
+    both, inter, intra = (profile(out / f) for f in ("profile.json", "profile-inter.json", "profile-intra.json"))
+    for p in (both, inter, intra):
+        assert p["quality"]["memory"]["traces"] == 4 and p["quality"]["stencil"]["traces"] == 4
+        assert len(p["quality"]["compute"]) == 4 and p["rates"]["flops_per_cell"]["value"] > 0
+    assert intra["quality"]["network"]["placement"] == "intra-node" and "links" not in intra
+    for p in (both, inter):
+        q = p["quality"]["network"]
+        assert q["placement"] == "inter-node" and q["traces"] == 2
+        link = p["links"][0]
+        assert float(link["bandwidth"].rstrip("Bps")) == pytest.approx(1e9, rel=1e-3)
+        assert float(link["latency"].rstrip("s")) == pytest.approx(10e-6, rel=0.05)
+    assert both["quality"]["network_intra_node"]["placement"] == "intra-node"
+    assert "network/loopback-bw" in both["simgrid_config"] and "network/loopback-bw" not in inter["simgrid_config"]
+
+
+def test_on_one_node_the_script_measures_within_it_only(tmp_path):
+    res, out, steps = run_script(tmp_path, ["solo"], "", {"SIMCORE_NETWORK_PAIRS": "3"})
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert [s["hosts"] for s in steps if s["program"] == "calib_pingpong"] == [["solo", "solo"]]
+    assert not (out / "profile-inter.json").exists()
+    assert profile(out / "profile.json") == profile(out / "profile-intra.json")
+    assert (out / "dgemm-solo.h5").exists() and (out / "stream-solo.h5").exists()
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"SIMCORE_MPI_LAUNCHER": "ssh"}, "SIMCORE_MPI_LAUNCHER=ssh; expected srun, mpirun or auto"),
+    ({"SIMCORE_NETWORK_PAIRS": "two"}, "SIMCORE_NETWORK_PAIRS=two; expected a whole number"),
+    ({"SIMCORE_BUILD_DIR": "/nonexistent"}, "no /nonexistent/bin/simcore"),
+])
+def test_bad_settings_are_refused_before_any_benchmark_runs(tmp_path, env, message):
+    res, out, steps = run_script(tmp_path, ["n0", "n1"], "", env)
+    assert res.returncode == 2 and message in res.stderr
+    assert steps == [] and not out.exists()
