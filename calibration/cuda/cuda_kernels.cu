@@ -5,6 +5,7 @@
  *   calib_cuda [--check] [--size N] -o TRACE.h5
  * Built with -DSIMCORE_CUDA_NO_TRACE (cuda/build_for_device.sh) it needs no HDF5 library and
  * prints its checks and rates only: a binary to carry to a bare GPU machine. */
+#include "calibration/conv3d_implicit_gemm.hpp"
 #include "calibration/trace_file.hpp"
 
 #include <simcore/error.hpp>
@@ -22,6 +23,15 @@
 #include <vector>
 
 namespace {
+
+using calibration::ConvShape;
+using calibration::filter_index;
+using calibration::gathered_input_index;
+using calibration::input_index;
+using calibration::output_index;
+using calibration::OutputPixel;
+using calibration::pixel_of_row;
+using calibration::tap_of_index;
 
 constexpr int kTile = 16;
 
@@ -65,27 +75,6 @@ __global__ void gemm_tf32_wmma(int m, int n, int k, const float* a, const float*
 #endif
 }
 
-struct ConvShape {
-  int n, c, d, h, w; // input
-  int k, t, r, s;    // filters: k outputs of c x t x r x s, stride 1, no padding
-  __host__ __device__ int od() const { return d - t + 1; }
-  __host__ __device__ int oh() const { return h - r + 1; }
-  __host__ __device__ int ow() const { return w - s + 1; }
-  __host__ __device__ long gemm_m() const { return static_cast<long>(n) * od() * oh() * ow(); } // output pixels
-  __host__ __device__ int gemm_k() const { return c * t * r * s; }                               // reduction
-};
-
-__device__ __host__ inline long input_index(const ConvShape& q, bool last, int n, int c, int d, int h, int w)
-{
-  return last ? ((((static_cast<long>(n) * q.d + d) * q.h + h) * q.w + w) * q.c + c)
-              : ((((static_cast<long>(n) * q.c + c) * q.d + d) * q.h + h) * q.w + w);
-}
-__device__ __host__ inline long output_index(const ConvShape& q, bool last, int n, int k, int d, int h, int w)
-{
-  return last ? ((((static_cast<long>(n) * q.od() + d) * q.oh() + h) * q.ow() + w) * q.k + k)
-              : ((((static_cast<long>(n) * q.k + k) * q.od() + d) * q.oh() + h) * q.ow() + w);
-}
-
 /** The convolution as a GEMM: rows are output pixels, columns filters, the reduction runs over
  *  c x t x r x s; tiles of the input are gathered on the fly (im2col without the copy). The
  *  filter tensor is k x (c t r s) in either layout; the layout moves the input and output. */
@@ -95,36 +84,23 @@ __global__ void conv3d_implicit_gemm(ConvShape q, bool channels_last, const floa
   const long row = static_cast<long>(blockIdx.y) * kTile + threadIdx.y; // output pixel
   const int col = blockIdx.x * kTile + threadIdx.x;                     // filter
   const int kk = q.gemm_k();
-  int pn = 0, pd = 0, ph = 0, pw = 0;
-  if (row < q.gemm_m()) {
-    long x = row;
-    pw = static_cast<int>(x % q.ow()), x /= q.ow();
-    ph = static_cast<int>(x % q.oh()), x /= q.oh();
-    pd = static_cast<int>(x % q.od()), pn = static_cast<int>(x / q.od());
-  }
+  const OutputPixel px = row < q.gemm_m() ? pixel_of_row(q, row) : OutputPixel{0, 0, 0, 0};
   float acc = 0;
   for (int p0 = 0; p0 < kk; p0 += kTile) {
     const int p = p0 + threadIdx.x;
     float v = 0;
-    if (row < q.gemm_m() && p < kk) {
-      int y = p;
-      const int fs = y % q.s;
-      y /= q.s;
-      const int fr = y % q.r;
-      y /= q.r;
-      const int ft = y % q.t, fc = y / q.t;
-      v = in[input_index(q, channels_last, pn, fc, pd + ft, ph + fr, pw + fs)];
-    }
+    if (row < q.gemm_m() && p < kk)
+      v = in[gathered_input_index(q, channels_last, px, tap_of_index(q, p))];
     as[threadIdx.y][threadIdx.x] = v;
     const int pb = p0 + threadIdx.y;
-    bs[threadIdx.y][threadIdx.x] = col < q.k && pb < kk ? wt[static_cast<long>(col) * kk + pb] : 0.f;
+    bs[threadIdx.y][threadIdx.x] = col < q.k && pb < kk ? wt[filter_index(q, col, pb)] : 0.f;
     __syncthreads();
     for (int i = 0; i < kTile; i++)
       acc += as[threadIdx.y][i] * bs[i][threadIdx.x];
     __syncthreads();
   }
   if (row < q.gemm_m() && col < q.k)
-    out[output_index(q, channels_last, pn, col, pd, ph, pw)] = acc;
+    out[output_index(q, channels_last, px.n, col, px.d, px.h, px.w)] = acc;
 }
 
 void gemm_cpu(int m, int n, int k, const std::vector<float>& a, const std::vector<float>& b, std::vector<float>& c)
