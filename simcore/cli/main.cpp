@@ -437,6 +437,16 @@ int cmd_calibrate(const std::vector<std::string>& args)
     if (profile["rates"].contains(rate))
       std::printf("  %s: %.4g %s\n", rate, profile["rates"][rate]["value"].get<double>(),
                   profile["rates"][rate]["unit"].get<std::string>().c_str());
+  // The fitter's notes (nodes of one type that differ widely, a rate it could not give): on
+  // stderr, where they are seen, besides the profile's quality section.
+  for (const auto& [part, entry] : q.items()) {
+    const auto& entries = entry.is_array() ? entry : nlohmann::ordered_json::array({entry});
+    for (const auto& e : entries)
+      if (e.is_object() && e.contains("note"))
+        std::fprintf(stderr, "simcore calibrate: note (%s%s): %s\n", part.c_str(),
+                     e.contains("match") ? (", hosts matching '" + e["match"].get<std::string>() + "'").c_str() : "",
+                     e["note"].get<std::string>().c_str());
+  }
   return 0;
 }
 
