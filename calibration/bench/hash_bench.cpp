@@ -143,6 +143,7 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
   std::size_t table_bytes = 0;
   bool huge = false;
   double overflowed = 0, lines_per_lookup = 1;
+  std::vector<double> huge_share; // of the pipelined table's memory, each repetition
   for (std::size_t r = 0; r < R; r++) {
     for (std::size_t s = 0; s < kStructures; s++) {
       std::size_t found = 0;
@@ -173,6 +174,8 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
                   return f;
                 });
         overflowed = t.overflowed_share();
+        if (s == 1)
+          huge_share.push_back(t.huge_page_share());
         if (s == 1 && r == 0) { // what the pipelined lookups must read (not timed)
           std::size_t lines = 0;
           for (Key k : q)
@@ -264,6 +267,10 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
   std::printf("%s keys, %zu buckets (%.0f MiB%s), %zu keys, %zu queries, %.0f %% misses\n",
               sizeof(Key) == 4 ? "float" : "double", buckets, static_cast<double>(table_bytes) / 1048576.0,
               huge ? ", huge pages" : "", n, queries, 100 * miss);
+  if (!huge_share.empty() && huge_share.front() >= 0)
+    std::printf("huge pages back %.0f to %.0f %% of the table's memory (the repetitions of the pipelined table)\n",
+                100 * *std::min_element(huge_share.begin(), huge_share.end()),
+                100 * *std::max_element(huge_share.begin(), huge_share.end()));
   std::printf("memory latency %.1f ns (no overlap: %.1f M lookups/s); most random lines/s with misses "
               "overlapped: %.1f M/s (the bound)\n",
               latency * 1e9, 1e-6 / latency, bound / 1e6);
@@ -308,6 +315,7 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
       {{"insert_rate", {ins_v, {kStructures, R}, "1/s"}},
        {"lookup_rate", {look_v, {kStructures, R}, "1/s"}},
        {"hit_share", {hit_v, {kStructures}, ""}},
+       {"huge_page_share", {huge_share, {huge_share.size()}, ""}},
        {"secondary_share", {shares, {shares.size()}, ""}},
        {"insert_failure_rate", {failures, {shares.size()}, ""}},
        {"chains", {chain_counts, {chain_counts.size()}, ""}},

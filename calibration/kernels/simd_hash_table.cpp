@@ -1,6 +1,9 @@
 #include "calibration/simd_hash_table.hpp"
 #include "hash_table_pipeline.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -23,17 +26,34 @@ template <typename Bits> struct Avx512Probe {
 
 void* huge_alloc(std::size_t bytes, bool* huge)
 {
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
   if (huge)
     *huge = false;
   if (bytes == 0)
     bytes = 1;
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED)
+  if (bytes < kHuge) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      throw std::bad_alloc();
+    return p;
+  }
+  // Aligned to 2 MiB, so that every 2 MiB of the range can be one huge page (an unaligned
+  // 4 MiB range holds one): map 2 MiB more, then unmap the ends.
+  const std::size_t length = (bytes + kHuge - 1) / kHuge * kHuge;
+  void* raw = mmap(nullptr, length + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED)
     throw std::bad_alloc();
+  const auto start = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t aligned = (start + kHuge - 1) / kHuge * kHuge;
+  if (aligned > start)
+    munmap(raw, aligned - start);
+  if (aligned + length < start + length + kHuge)
+    munmap(reinterpret_cast<void*>(aligned + length), start + length + kHuge - aligned - length);
+  void* p = reinterpret_cast<void*>(aligned);
 #ifdef MADV_HUGEPAGE
   // Transparent huge pages in "madvise" mode back only the ranges that ask for them; the
   // pages come when first touched.
-  if (bytes >= (std::size_t{2} << 20) && madvise(p, bytes, MADV_HUGEPAGE) == 0 && huge)
+  if (madvise(p, length, MADV_HUGEPAGE) == 0 && huge)
     *huge = true;
 #endif
   return p;
@@ -41,10 +61,46 @@ void* huge_alloc(std::size_t bytes, bool* huge)
 
 void huge_free(void* p, std::size_t bytes)
 {
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
   if (p)
-    munmap(p, bytes == 0 ? 1 : bytes);
+    munmap(p, bytes < kHuge ? (bytes == 0 ? 1 : bytes) : (bytes + kHuge - 1) / kHuge * kHuge);
 }
 
+
+double huge_page_share(const void* p, std::size_t bytes)
+{
+  std::FILE* f = std::fopen("/proc/self/smaps", "r");
+  if (!f)
+    return -1;
+  const auto lo = reinterpret_cast<std::uintptr_t>(p), hi = lo + bytes;
+  double huge_bytes = 0;
+  std::uintptr_t start = 0, end = 0;
+  char line[512];
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long a = 0, b = 0, kb = 0;
+    if (std::sscanf(line, "%lx-%lx ", &a, &b) == 2 && std::strchr(line, '-') < std::strchr(line, ' ')) {
+      start = a, end = b; // a mapping's header line
+    } else if (std::sscanf(line, "AnonHugePages: %lu kB", &kb) == 1 && end > start) {
+      const std::uintptr_t from = std::max(start, lo), to = std::min(end, hi);
+      if (to > from)
+        huge_bytes += static_cast<double>(kb) * 1024.0 * static_cast<double>(to - from) / static_cast<double>(end - start);
+    }
+  }
+  std::fclose(f);
+  return bytes ? huge_bytes / static_cast<double>(bytes) : 0.0;
+}
+
+template <typename Key> double SimdHashTable<Key>::huge_page_share() const
+{
+  const double k = calibration::huge_page_share(keys_, keys_bytes_),
+               v = calibration::huge_page_share(values_, values_bytes_),
+               f = calibration::huge_page_share(overflow_, buckets_ * sizeof *overflow_);
+  if (k < 0 || v < 0 || f < 0)
+    return -1;
+  const double kb = static_cast<double>(keys_bytes_), vb = static_cast<double>(values_bytes_),
+               fb = static_cast<double>(buckets_ * sizeof *overflow_);
+  return (k * kb + v * vb + f * fb) / (kb + vb + fb);
+}
 
 template <typename Key> bool SimdHashTable<Key>::simd_available()
 {
@@ -78,11 +134,14 @@ SimdHashTable<Key>::SimdHashTable(std::size_t buckets, double secondary_share)
     huge_free(keys_, keys_bytes_);
     throw;
   }
-  overflow_ = static_cast<std::uint16_t*>(std::calloc(buckets_, sizeof *overflow_));
-  if (!overflow_) {
+  // The filters on huge pages too: every lookup reads one at random (8 MiB for 2^22 buckets,
+  // 2048 small pages, a page walk per lookup where the TLB misses).
+  try {
+    overflow_ = static_cast<std::uint16_t*>(huge_alloc(buckets_ * sizeof *overflow_)); // zeroed by mmap
+  } catch (...) {
     huge_free(keys_, keys_bytes_);
     huge_free(values_, values_bytes_);
-    throw std::bad_alloc();
+    throw;
   }
   std::memset(static_cast<void*>(keys_), 0xff, keys_bytes_); // every slot kEmpty
 }
@@ -91,7 +150,7 @@ template <typename Key> SimdHashTable<Key>::~SimdHashTable()
 {
   huge_free(keys_, keys_bytes_);
   huge_free(values_, values_bytes_);
-  std::free(overflow_);
+  huge_free(overflow_, buckets_ * sizeof *overflow_);
 }
 
 template <typename Key> std::size_t SimdHashTable<Key>::bucket_of(Bits bits, int which) const

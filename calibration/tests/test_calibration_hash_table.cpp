@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <random>
@@ -262,4 +263,30 @@ TEST_CASE("SIMD hash table: concurrent inserts and lookups", "[calibration]")
     std::uint64_t v = 0;
     CHECK_FALSE(table.find(as_key(keys[i]), v)); // a duplicate would still be found
   }
+}
+
+TEST_CASE("huge_alloc gives zeroed memory aligned to 2 MiB, and tells how much huge pages back", "[calibration]")
+{
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  for (std::size_t bytes : {std::size_t{100}, kHuge, 3 * kHuge + 4096}) {
+    INFO(bytes << " bytes");
+    bool huge = false;
+    auto* p = static_cast<unsigned char*>(calibration::huge_alloc(bytes, &huge));
+    REQUIRE(p != nullptr);
+    if (bytes >= kHuge)
+      CHECK(reinterpret_cast<std::uintptr_t>(p) % kHuge == 0); // every 2 MiB of it can be one huge page
+    else
+      CHECK_FALSE(huge);
+    CHECK(std::all_of(p, p + bytes, [](unsigned char c) { return c == 0; }));
+    std::memset(p, 1, bytes); // touched: the kernel backs it now
+    const double share = calibration::huge_page_share(p, bytes);
+    CHECK(share >= 0.0);
+    CHECK(share <= 1.0 + 1e-9);
+    calibration::huge_free(p, bytes);
+  }
+  // A range that no mapping holds (the first pages of the address space): nothing backs it.
+  CHECK(calibration::huge_page_share(reinterpret_cast<const void*>(std::uintptr_t{4096}), 4096) == 0.0);
+  calibration::SimdHashTable<double> table(1 << 16);
+  CHECK(table.huge_page_share() >= 0.0);
+  CHECK(table.huge_page_share() <= 1.0 + 1e-9);
 }

@@ -67,6 +67,8 @@ public:
   /** Whether the kernel accepted the advice to put the keys on huge pages (with transparent
    *  huge pages disabled it may accept and still use small pages). */
   bool huge_pages() const { return huge_; }
+  /** The share of the keys, values and filters that huge pages back now (huge_page_share). */
+  double huge_page_share() const;
   bool simd() const { return simd_; }
   /** Force the scalar path (for comparing both on one CPU). */
   void set_simd(bool on) { simd_ = on && simd_available(); }
@@ -98,5 +100,10 @@ extern template class SimdHashTable<double>;
  *  madvise), zero-filled; `huge` tells whether the advice was taken. Free with huge_free. */
 void* huge_alloc(std::size_t bytes, bool* huge = nullptr);
 void huge_free(void* p, std::size_t bytes);
+/** The share of [p, p + bytes) that huge pages back now, from /proc/self/smaps (each mapping's
+ *  AnonHugePages, counted in proportion to its overlap with the range); -1 where that file
+ *  cannot be read. The advice to use huge pages may be taken and still not met, when the
+ *  kernel finds no free 2 MiB blocks. */
+double huge_page_share(const void* p, std::size_t bytes);
 
 } // namespace calibration
