@@ -101,9 +101,9 @@ int main(int argc, char** argv)
                             {{"path", calibration::dgemm_fast_path()},
                              {"threads", "1"},
                              {"repetitions", std::to_string(reps)},
-                             {"max_rel_error_vs_reference", std::to_string(max_error)},
-                             {"peak_gflops", peak > 0 ? std::to_string(peak) : ""},
-                             {"measured_peak_gflops", std::to_string(measured_peak)},
+                             {"max_rel_error_vs_reference", calibration::parameter_number(max_error)},
+                             {"peak_gflops", peak > 0 ? calibration::parameter_number(peak) : ""},
+                             {"measured_peak_gflops", calibration::parameter_number(measured_peak)},
                              {"what", "C += A B, square, row-major doubles, blocked with packing"}},
                             {{"size", {sizes, {sizes.size()}, ""}}, {"seconds", seconds}, {"gflops", gflops}}};
   trace.benchmarks["dgemm"] = bm;

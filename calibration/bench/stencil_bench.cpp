@@ -271,7 +271,7 @@ int main(int argc, char** argv)
       {"threads", "1"},
       {"repetitions", std::to_string(reps)},
       {"sweeps_per_repetition", sweeps_text},
-      {"max_rel_error_vs_reference", std::to_string(max_error)},
+      {"max_rel_error_vs_reference", calibration::parameter_number(max_error)},
       {"what", "Jacobi sweep, " + std::to_string(points) + "-point, of " + std::to_string(variables) +
                    " fields of doubles on n^3 cells with a fixed halo of width 1 ((n+2)^3 per field), out of place "
                    "then swapped, one core; seconds: per sweep (all fields), cell_rate: n^3 cells per second; "

@@ -180,6 +180,13 @@ Trace read_trace(const std::string& path)
   return t;
 }
 
+std::string parameter_number(double v)
+{
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
 std::map<std::string, std::string> machine_attributes()
 {
   std::map<std::string, std::string> a;

@@ -203,6 +203,9 @@ def test_hash_benchmark_compares_every_structure_on_one_workload(tmp_path):
         assert g["insert_failure_rate"].shape == (4,)
         lines = g["random_line_rate"][()]
         assert list(g["chains"][()])[0] == 1 and lines.max() >= lines[0] > 0  # overlapped misses: at least as fast
+        # Parameters written as numbers keep their digits (a latency of 5 ns is not "0.000000").
+        assert float(g.attrs["memory_latency_s"]) == pytest.approx(1 / lines[0], rel=1e-8)
+        assert float(g.attrs["memory_bound_lines_per_s"]) == pytest.approx(lines.max(), rel=1e-8)
         huge = g["huge_page_share"][()]  # of the pipelined table's memory, per repetition (a 1 MiB table: none)
         assert huge.shape == (1,) and 0 <= huge[0] <= 1
     res, out = calibrate(tmp_path, trace)

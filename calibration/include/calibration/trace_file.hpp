@@ -44,6 +44,10 @@ int write_trace_or_report(const std::string& path, const Trace& trace);
 /** Reads a trace; throws simcore::InputError naming the file and what is missing. */
 Trace read_trace(const std::string& path);
 
+/** A number as a parameter (a string attribute) keeps it: 9 significant digits, where
+ *  std::to_string writes six decimals (1.5e-7 s would read back as 0). */
+std::string parameter_number(double v);
+
 /** Root attributes of this machine and build: host, cpu_model, isa (the AVX-512/SVE/...
  *  flags the CPU reports), gpu, compiler, flags, date (UTC), git_revision, schema. */
 std::map<std::string, std::string> machine_attributes();
