@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,12 @@ struct NodeSamples {
       q["by_trace"] = by;
     }
     if (node_rel_spread() > kNodeSpreadNote)
-      q["note"] = "the nodes' " + name + " differ by up to " + std::to_string(std::lround(100 * node_rel_spread())) +
+    {
+      char spread[32];
+      std::snprintf(spread, sizeof spread, "%.1f", 100 * node_rel_spread());
+      q["note"] = "the nodes' " + name + " differ by up to " + spread +
                   " % from their median: traces of different host types? Give each type its own --hosts REGEX";
+    }
   }
   /** Beyond this relative spread between nodes of one type, the quality section says so. */
   static constexpr double kNodeSpreadNote = 0.15;

@@ -44,7 +44,7 @@ struct TypeSamples {
   NodeSamples memcpy_all, memcpy_one, triad; // STREAM
   std::vector<double> stream_spread;         // of the repetitions, every trace
   NodeSamples lookups, lines, latency;       // hash_table
-  std::string miss_rate;
+  std::string miss_rate, hash_key, hash_trace; // of the first hash trace: the others must match
   std::map<std::string, std::vector<double>> gpu; // every repetition of each CUDA kernel
   std::vector<std::string> gpu_devices;
   std::vector<StencilFit> stencils;
@@ -307,9 +307,18 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         if (!named || row >= rate.rows())
           throw simcore::InputError(path + " (hash_table)", "no 'simd_table_batched' row among the structures; "
                                                             "expected a trace written by calib_hash");
+        const std::string miss_rate = b.parameters.count("miss_rate") ? b.parameters.at("miss_rate") : "?";
+        const std::string key = b.parameters.count("key") ? b.parameters.at("key") : "?";
+        if (ts.hash_trace.empty()) {
+          ts.miss_rate = miss_rate, ts.hash_key = key, ts.hash_trace = path;
+        } else if (miss_rate != ts.miss_rate || key != ts.hash_key) {
+          throw simcore::InputError(path + " (hash_table)",
+                                    key + " keys at miss rate " + miss_rate + ", but " + ts.hash_trace +
+                                        " (also for hosts matching '" + match + "') measured " + ts.hash_key +
+                                        " keys at " + ts.miss_rate + "; expected the same workload on every node "
+                                        "of a host type (--hosts REGEX before each type's traces)");
+        }
         ts.lookups.add(median_row(rate, row), path);
-        if (ts.miss_rate.empty())
-          ts.miss_rate = b.parameters.count("miss_rate") ? b.parameters.at("miss_rate") : "?";
         if (b.datasets.count("random_line_rate") && !b.datasets.at("random_line_rate").values.empty()) {
           const Dataset& lines = b.datasets.at("random_line_rate");
           ts.lines.add(*std::max_element(lines.values.begin(), lines.values.end()), path);

@@ -100,6 +100,8 @@ StencilFit pool_stencil_fits(const std::vector<StencilFit>& fits)
     rates.add(f.cell_rate, f.path);
   }
   pooled.cell_rate = rates.median();
+  if (fits.size() > 1)
+    pooled.quality["repetitions_and_sizes_of"] = pooled.path; // spreads and cell_rate_by_size: the first trace's
   rates.describe(pooled.quality, "stencil_cell_rate");
   return pooled;
 }
@@ -121,8 +123,10 @@ void add_stencil_rates(const StencilFit& fit, const nlohmann::ordered_json& host
     if (h.value("match", "") == fit.match)
       rule = &h;
   if (!rule || !rule->contains("speed")) {
-    quality["stencil"]["note"] = "no dgemm trace among the inputs: flops_per_cell (host speed / cell rate) needs "
-                                 "calib_dgemm's core speed; only stencil_cell_rate was written";
+    const std::string note = "no dgemm trace among the inputs: flops_per_cell (host speed / cell rate) needs "
+                             "calib_dgemm's core speed; only stencil_cell_rate was written";
+    auto& q = quality["stencil"];
+    q["note"] = q.contains("note") ? q["note"].get<std::string>() + "; " + note : note; // keep the nodes' note
     return;
   }
   // The speed as the profile writes it (6 digits), parsed as the simulation will parse it:

@@ -5,7 +5,9 @@ calibration/slurm/calibrate.sbatch on one machine (called through links of those
 - Options are checked as Slurm and Open MPI would take them: srun knows --nodes, --ntasks,
   --ntasks-per-node (else SLURM_NTASKS_PER_NODE, as srun reads it), --cpus-per-task,
   --nodelist and --mpi (a plugin that FAKE_SRUN_PLUGINS lists); the tasks must fit on the
-  nodes of SLURM_JOB_NODELIST; mpirun knows -np and --host.
+  nodes of SLURM_JOB_NODELIST (SLURM_NTASKS_PER_NODE task slots each); mpirun knows -np, --host
+  and --map-by slot|node and, as Open MPI does inside an allocation, takes each host's slots
+  from the allocation (a ":N" after a host name does not add any).
 - Each task of a step runs here, one after another, with `hostname` answering its node.
 - An MPI step (calib_pingpong) on one node runs under the real mpirun; across two nodes it runs
   calib_pingpong_smpi under smpirun on FAKE_PLATFORM, whose hosts are the nodes: an inter-node
@@ -56,7 +58,7 @@ def srun(args):
     if args == ["--mpi=list"]:
         print("MPI plugin types are...\n\tnone\n" + "".join("\t%s\n" % p for p in plugins), end="")
         return 0
-    known = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "nodelist", "mpi"}
+    known = {"nodes", "ntasks", "ntasks-per-node", "cpus-per-task", "nodelist", "mpi", "gpus-per-task"}
     opts = {}
     while args and args[0].startswith("-"):
         a = args.pop(0)
@@ -79,8 +81,8 @@ def srun(args):
     if "mpi" in opts and opts["mpi"] not in plugins:
         die("MPI plugin '%s' not found" % opts["mpi"])
     hosts = [n for n in nodelist for _ in range(per_node)]
-    # `bash -c SCRIPT NAME PROGRAM ARGS...` (a wrapper that names the trace) is logged as PROGRAM.
-    program = args[4] if args[:2] == ["bash", "-c"] and len(args) > 4 else args[0]
+    # `bash -c SCRIPT $0 DIR NAME PROGRAM ARGS...` (a wrapper that names the trace) is logged as PROGRAM.
+    program = args[6] if args[:2] == ["bash", "-c"] and len(args) > 6 else args[0]
     log({"launcher": "srun", "options": opts, "hosts": hosts, "program": os.path.basename(program)})
     if os.path.basename(args[0]) == "calib_pingpong":
         return run_mpi(hosts, args)
@@ -91,24 +93,32 @@ def srun(args):
 
 
 def mpirun(args):
-    np_, hosts = None, None
+    np_, hosts, mapping = None, None, "slot"
     while args and args[0].startswith("-"):
         a = args.pop(0)
         if a == "-np" and args:
             np_ = int(args.pop(0))
         elif a == "--host" and args:
-            hosts = []
-            for entry in args.pop(0).split(","):
-                name, _, slots = entry.partition(":")
-                hosts += [name] * int(slots or 1)
+            hosts = [entry.partition(":")[0] for entry in args.pop(0).split(",")]
+        elif a == "--map-by" and args and args[0] in ("slot", "node"):
+            mapping = args.pop(0)
         else:
             die("unrecognized option '%s'" % a)
     if np_ is None or hosts is None or not args:
         die("expected -np N --host HOSTS PROGRAM")
-    if not set(hosts) <= set(allocation()) or len(hosts) < np_:
-        die("%d ranks on hosts %s of the allocation %s" % (np_, hosts, allocation()))
-    log({"launcher": "mpirun", "np": np_, "hosts": hosts[:np_], "program": os.path.basename(args[0])})
-    return run_mpi(hosts[:np_], args)
+    if not set(hosts) <= set(allocation()):
+        die("hosts %s are not in the allocation %s" % (hosts, allocation()))
+    slots = int(os.environ["SLURM_NTASKS_PER_NODE"])  # each host's slots: the allocation's
+    if np_ > slots * len(hosts):
+        die("There are not enough slots available in the system to satisfy the %d slots" % np_)
+    if mapping == "slot":
+        ranks = [h for h in hosts for _ in range(slots)][:np_]
+    else:
+        ranks = [hosts[i % len(hosts)] for i in range(np_)]
+        if np_ > slots * len(hosts):
+            die("not enough slots")
+    log({"launcher": "mpirun", "np": np_, "hosts": ranks, "program": os.path.basename(args[0])})
+    return run_mpi(ranks, args)
 
 
 def main():

@@ -717,13 +717,34 @@ def test_nodes_of_one_type_that_differ_widely_get_a_note(tmp_path):
     t = host_type_traces(tmp_path)
     res, out = calibrate(tmp_path, *t["cpu"], *t["gpu"])
     assert res.returncode == 0, res.stderr
-    assert "simcore calibrate: note (stencil): the nodes' stencil_cell_rate differ by up to 33 %" in res.stderr
+    assert "simcore calibrate: note (stencil): the nodes' stencil_cell_rate differ by up to 33.3 %" in res.stderr
     assert "simcore calibrate: note (memory): " in res.stderr
     p = json.loads(out.read_text())
     assert p["rates"]["stencil_cell_rate"]["value"] == pytest.approx(1.5e8)
     for part in ("memory", "stencil"):
         assert "--hosts" in p["quality"][part]["note"] and p["quality"][part]["traces"] == 2
-    assert "differ by up to 33 %" in p["quality"]["stencil"]["note"]
+    assert "differ by up to 33.3 %" in p["quality"]["stencil"]["note"]
+
+
+def test_without_dgemm_the_nodes_note_is_kept_beside_the_missing_speed(tmp_path):
+    a, b = tmp_path / "a.h5", tmp_path / "b.h5"
+    write_synthetic_stencil(a, [32], [[1e8] * 3])
+    write_synthetic_stencil(b, [32], [[2e8] * 3])
+    note = fitted(tmp_path, a, b)["quality"]["stencil"]["note"]
+    assert "differ by up to 33.3 %" in note and "no dgemm trace among the inputs" in note
+
+
+@pytest.mark.parametrize("attribute, value", [("miss_rate", "0.5"), ("key", "double")])
+def test_hash_traces_of_one_type_that_measured_different_workloads_are_refused(tmp_path, attribute, value):
+    a, b = tmp_path / "a.h5", tmp_path / "b.h5"
+    write_synthetic_hash(a, 1e8, 2e8, 100e-9)
+    write_synthetic_hash(b, 1e8, 2e8, 100e-9)
+    with h5py.File(b, "a") as f:
+        f["hash_table"].attrs[attribute] = value
+    res, out = calibrate(tmp_path, a, b)
+    assert res.returncode == 2 and "b.h5 (hash_table)" in res.stderr and str(a) in res.stderr
+    assert "expected the same workload on every node of a host type" in res.stderr
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("stencil, variables, cells", [("27-point", 5, 32), ("7-point", 3, 32), ("7-point", 5, 64)])
