@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""calibrate.sbatch under a real Slurm: two nodes started by calibration/slurm/local_cluster.sh
-(network namespaces on this machine), the job submitted with sbatch from the checkout, MPI
-through mpirun and then through srun with PMIx, Open MPI between the nodes over TCP.
+"""calibrate.sbatch under a real Slurm: four nodes started by calibration/slurm/local_cluster.sh
+(network namespaces on this machine), the job submitted with sbatch from the checkout: on all
+four with two node pairs and MPI through mpirun, then on two with MPI through srun and PMIx;
+Open MPI between the nodes over TCP.
 
 Checks what the stand-ins of test_slurm_script.py cannot: that Slurm runs the spool copy of
 the script and it still finds the build, that every node benchmark ran on its own node (the
@@ -31,7 +32,7 @@ SCRIPT = ROOT / "calibration" / "slurm" / "calibrate.sbatch"
 STATE = Path("/var/tmp/simcore-slurm-check")
 CLUSTER_ENV = {"SIMCORE_SLURM_DIR": str(STATE), "SIMCORE_SLURM_NAME": "simcheck",
                "SIMCORE_SLURM_NET": "10.213.78", "SIMCORE_SLURM_PORT": "16827"}
-NODES = ["node1", "node2"]
+CLUSTER_NODES = 4
 SMALL = {  # seconds, not minutes: what is checked is where things ran and what came out
     "CALIB_STREAM_ARGS": "--bytes 4194304 --repetitions 2",
     "CALIB_DGEMM_ARGS": "--sizes 64,128 --repetitions 2",
@@ -68,12 +69,12 @@ def tcp_eager_limit():
     return int(m.group(1)) if m else None
 
 
-def submit(env, out, launcher, extra_env=None):
-    """sbatch --wait from the checkout; the job's exit code and its output."""
+def submit(env, out, launcher, nodes, extra_env=None):
+    """sbatch --wait from the checkout on `nodes` nodes; the job's exit code and its output."""
     job_env = dict(env, SIMCORE_MPI_LAUNCHER=launcher, SIMCORE_BUILD_DIR=str(BUILD), **SMALL, **(extra_env or {}))
     log = out.parent / f"{out.name}.out"
     try:
-        r = subprocess.run(["sbatch", "--wait", f"--nodes={len(NODES)}", "-o", str(log), str(SCRIPT), str(out)],
+        r = subprocess.run(["sbatch", "--wait", f"--nodes={nodes}", "-o", str(log), str(SCRIPT), str(out)],
                            cwd=ROOT, env=job_env, text=True, capture_output=True, timeout=900)
     except subprocess.TimeoutExpired:
         subprocess.run(["scancel", "--name=simcore-calibrate"], env=job_env)
@@ -87,18 +88,26 @@ def attrs(path, group=None):
                 for k, v in (f[group] if group else f).attrs.items()}
 
 
-def check_run(out, launcher, text, eager):
-    check(f"{len(NODES)} node(s) ({' '.join(NODES)}), MPI through {launcher}" in text,
-          f"{launcher}: the job saw both nodes and the launcher")
+def check_run(out, launcher, text, eager, count, pairs):
+    m = re.search(r"calibrate.sbatch: (\d+) node\(s\) \(([^)]*)\), MPI through (\w+)", text)
+    nodes = m.group(2).split() if m else []
+    check(m is not None and int(m.group(1)) == count == len(set(nodes)) and m.group(3) == launcher,
+          f"{launcher}: the job had {count} distinct nodes and the launcher (got {m.group(0) if m else None})")
+    if len(nodes) != count:
+        return
     kinds = ["stream", "dgemm", "stencil"] + (["hash"] if (BUILD / "bin" / "calib_hash").exists() else [])
     for kind in kinds:
-        for node in NODES:
+        for node in nodes:
             trace = out / f"{kind}-{node}.h5"
             check(trace.exists() and attrs(trace).get("host") == node,
                   f"{launcher}: {trace.name} written on {node}")
-    intra, inter = out / "pingpong-intra.h5", out / f"pingpong-inter-{NODES[0]}-{NODES[1]}.h5"
-    for trace, placement, ranks in ((intra, "intra-node", f"{NODES[0]} {NODES[0]}"),
-                                    (inter, "inter-node", f"{NODES[0]} {NODES[1]}")):
+    expected = [(out / "pingpong-intra.h5", "intra-node", f"{nodes[0]} {nodes[0]}")]
+    for p in range(pairs):
+        a, b = nodes[2 * p], nodes[2 * p + 1]
+        expected.append((out / f"pingpong-inter-{a}-{b}.h5", "inter-node", f"{a} {b}"))
+    check(sorted(t.name for t in out.glob("pingpong-*.h5")) == sorted(t.name for t, _, _ in expected),
+          f"{launcher}: ping-pong traces within {nodes[0]} and for {pairs} pair(s), no other")
+    for trace, placement, ranks in expected:
         a = attrs(trace, "pingpong") if trace.exists() else {}
         check(a.get("placement") == placement and a.get("ranks") == ranks,
               f"{launcher}: {trace.name}: {placement}, ranks on {ranks} (got {a.get('placement')}, {a.get('ranks')})")
@@ -114,6 +123,9 @@ def check_run(out, launcher, text, eager):
     net = both["quality"]["network"]
     check(net["placement"] == "inter-node" and both["quality"]["network_intra_node"]["placement"] == "intra-node",
           f"{launcher}: profile.json fitted both placements")
+    check(net["traces"] == pairs, f"{launcher}: the inter-node fit pooled the {pairs} pair(s) (got {net['traces']})")
+    hosts_pooled = both["quality"]["memory"].get("traces")
+    check(hosts_pooled == count, f"{launcher}: STREAM pooled over the {count} nodes (got {hosts_pooled})")
     latency = float(both["links"][0]["latency"].rstrip("s"))
     check(1e-6 < latency < 1e-3, f"{launcher}: inter-node latency {latency * 1e6:.1f} us (TCP between namespaces)")
     intra_only = json.loads(profiles["profile-intra"].read_text())
@@ -139,7 +151,7 @@ def main():
     if not (BUILD / "bin" / "calib_pingpong").exists():
         print(f"skipped: no {BUILD}/bin/calib_pingpong (built where Open MPI is)")
         return 77
-    started = cluster("start", str(len(NODES)), env=env)
+    started = cluster("start", str(CLUSTER_NODES), env=env)
     print(started.stdout + started.stderr, end="")
     if started.returncode != 0:
         return 1
@@ -153,17 +165,18 @@ def main():
         shutil.rmtree(runs, ignore_errors=True)
         runs.mkdir(parents=True)
         eager = tcp_eager_limit()
-        for launcher in ("mpirun", "srun"):
+        # All four nodes, two pairs, mpirun; then two nodes, one pair, srun with PMIx.
+        for launcher, count, pairs in (("mpirun", 4, 2), ("srun", 2, 1)):
             out = runs / launcher
-            rc, text = submit(env, out, launcher)
+            rc, text = submit(env, out, launcher, count, {"SIMCORE_NETWORK_PAIRS": str(pairs)})
             print(f"{launcher}: job exit {rc}")
             check(rc == 0, f"{launcher}: the job succeeded")
             if rc != 0:
                 print(text[-4000:])
                 continue
-            check_run(out, launcher, text, eager)
+            check_run(out, launcher, text, eager, count, pairs)
         # Bad input under real Slurm: an output folder that already holds traces.
-        rc, text = submit(env, runs / "mpirun", "mpirun")
+        rc, text = submit(env, runs / "srun", "mpirun", 2)
         check(rc == 2 and "already holds traces" in text, f"a used output folder is refused (exit {rc})")
     finally:
         cluster("stop", env=env)
