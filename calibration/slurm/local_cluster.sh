@@ -20,7 +20,7 @@
 #   SIMCORE_SLURM_NAME  prefix of the namespaces and network devices (default simslurm)
 #   SIMCORE_SLURM_NET   first three bytes of the nodes' /24 network (default 10.213.77)
 #   SIMCORE_SLURM_PORT  slurmctld's port; slurmd takes the next one (default 16817)
-set -euo pipefail
+set -eEuo pipefail
 dir=${SIMCORE_SLURM_DIR:-/var/tmp/simcore-slurm}
 name=${SIMCORE_SLURM_NAME:-simslurm}
 net=${SIMCORE_SLURM_NET:-10.213.77}
@@ -55,7 +55,8 @@ env_lines() {
 stop() {
   local f t pids=()
   for f in "$dir"/run/*.pid; do
-    [ -f "$f" ] && pids+=("$(cat "$f")")
+    # Only the cluster's daemons: a pid file left from before a reboot may name another process.
+    [ -f "$f" ] && grep -qxE 'munged|slurmctld|slurmd' "/proc/$(cat "$f")/comm" 2> /dev/null && pids+=("$(cat "$f")")
     rm -f "$f"
   done
   if [ "${#pids[@]}" -gt 0 ]; then
@@ -84,6 +85,8 @@ start() {
   [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 64 ] || fail "node count '$n'; expected 1 to 64"
   check
   stop
+  # A step that fails takes down what the ones before it started.
+  trap 'echo "local_cluster.sh: start failed; stopping what had started" >&2; stop' ERR
   rm -rf "$dir"
   mkdir -p "$dir"/{etc,run,log,state,spool,munge}
   local cpus memory
