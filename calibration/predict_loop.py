@@ -16,7 +16,14 @@ round is also calibrated and predicted on its own (its trace and STREAM, against
 run, seconds apart): the paired errors, whose median per size is the model's error with the
 machine's state held.
 
-    calibration/predict_loop.py [OUT_DIR] [--rounds 11] [--sizes 16,32,64,128]
+With --hosts A,B (inside an allocation holding nodes A and B, e.g. `salloc -N2`) the loop runs
+between two nodes instead: the ping-pong and the native exchange with one rank on each
+(mpirun --host A,B --map-by node), STREAM on A, and the prediction on
+scenarios/halo/two_ranks_two_nodes.xml (one link between two hosts, which the inter-node
+profile sets).
+
+    calibration/predict_loop.py [OUT_DIR] [--rounds 11] [--sizes 16,32,64,128] [--hosts A,B]
+                                [--max-bytes 4194304]
 """
 import argparse
 import json
@@ -30,23 +37,36 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(os.environ.get("SIMCORE_BUILD_DIR", ROOT / "build")) / "bin"
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-MPIRUN = ["mpirun", "--oversubscribe", "-np", "2"]
+# The same exchange in SMPI mode: two ranks on one node, or one on each of two nodes.
+SCENARIOS = {"intra-node": ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml",
+             "inter-node": ROOT / "scenarios" / "halo" / "two_ranks_two_nodes.xml"}
 
-SCENARIO = ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml"  # the same exchange, SMPI mode
+
+class Placement:
+    """Where the ranks go: both on this node, or one on each of two named nodes."""
+
+    def __init__(self, hosts):
+        self.hosts = hosts
+        self.name = "inter-node" if hosts else "intra-node"
+        self.mpirun = (["mpirun", "-np", "2", "--host", ",".join(hosts), "--map-by", "node"] if hosts
+                       else ["mpirun", "--oversubscribe", "-np", "2"])
+        # STREAM on the (first) node: through mpirun there, which any allocation allows.
+        self.on_node = ["mpirun", "-np", "1", "--host", hosts[0]] if hosts else []
+        self.scenario = SCENARIOS[self.name]
 
 
 def run(cmd, **kw):
     return subprocess.run([str(c) for c in cmd], env=ENV, check=True, capture_output=True, text=True, **kw).stdout
 
 
-def native(n):
-    out = run(MPIRUN + [BIN / "halo_mpi", "--procs", "2,1,1", "--local", f"{n},{n},{n}", "--variables", "5",
-                        "--periodic", "0", "--iterations", "300", "--warmup", "20"])
+def native(where, n):
+    out = run(where.mpirun + [BIN / "halo_mpi", "--procs", "2,1,1", "--local", f"{n},{n},{n}", "--variables", "5",
+                              "--periodic", "0", "--iterations", "300", "--warmup", "20"])
     return statistics.median(json.loads(out.strip().splitlines()[-1])["per_iteration_max"])
 
 
-def model(profile, n, out_dir):
-    out = run([BIN / "simcore", "run", SCENARIO, "--calibration", profile, "--set", f"local_cells={n},{n},{n}",
+def model(where, profile, n, out_dir):
+    out = run([BIN / "simcore", "run", where.scenario, "--calibration", profile, "--set", f"local_cells={n},{n},{n}",
                "--quiet", "--json", "--out", out_dir])
     return json.loads(out)["metrics"]["communication_time_slowest"]
 
@@ -56,27 +76,35 @@ def main():
     ap.add_argument("out", nargs="?", help="folder for traces, profiles and runs (default: a new temporary one)")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--sizes", default="16,32,64,128", help="cells per rank along each side")
+    ap.add_argument("--hosts", help="A,B: between nodes A and B (in an allocation holding both), not on this node")
+    ap.add_argument("--max-bytes", type=int, default=4194304, help="largest ping-pong message (default 4 MiB)")
     a = ap.parse_args()
+    hosts = a.hosts.split(",") if a.hosts else []
+    if a.hosts is not None and (len(hosts) != 2 or not all(hosts) or hosts[0] == hosts[1]):
+        ap.error(f"--hosts {a.hosts}: expected two different node names A,B")
+    if a.max_bytes < 1:
+        ap.error(f"--max-bytes {a.max_bytes}: expected a positive size")
+    where = Placement(hosts)
     out = Path(a.out or tempfile.mkdtemp(prefix="simcore-loop-"))
     out.mkdir(parents=True, exist_ok=True)
     sizes = [int(s) for s in a.sizes.split(",")]
-    run([BIN / "calib_stream", "--repetitions", "5", "-o", out / "stream.h5"])
+    run(where.on_node + [BIN / "calib_stream", "--repetitions", "5", "-o", out / "stream.h5"])
     natives = {n: [] for n in sizes}
     traces = []
     for r in range(a.rounds):
         traces.append(out / f"pingpong-{r}.h5")
-        run(MPIRUN + [BIN / "calib_pingpong", "--max", "4194304", "--repetitions", "20", "-o", traces[-1]])
+        run(where.mpirun + [BIN / "calib_pingpong", "--max", a.max_bytes, "--repetitions", "20", "-o", traces[-1]])
         for n in sizes:
-            natives[n].append(native(n))
+            natives[n].append(native(where, n))
     profile = out / "profile.json"
     print(run([BIN / "simcore", "calibrate", *traces, out / "stream.h5", "-o", profile]), end="")
-    models = {n: model(profile, n, out / f"run-{n}") for n in sizes}
+    models = {n: model(where, profile, n, out / f"run-{n}") for n in sizes}
     paired = {n: [] for n in sizes}  # each round: its own profile against its own native run
     for r, trace in enumerate(traces):
         own = out / f"profile-{r}.json"
         run([BIN / "simcore", "calibrate", trace, out / "stream.h5", "-o", own])
         for n in sizes:
-            paired[n].append((model(own, n, out / f"run-{n}-{r}") - natives[n][r]) / natives[n][r])
+            paired[n].append((model(where, own, n, out / f"run-{n}-{r}") - natives[n][r]) / natives[n][r])
     print(f"{'cells':<8} {'face (B)':>9} {'native (us)':>12} {'model (us)':>11} {'error':>8}  {'paired error':>13}"
           f"   native per round (us)")
     worst = worst_paired = 0.0
@@ -87,9 +115,10 @@ def main():
         rounds = ", ".join(f"{1e6 * x:.2f}" for x in natives[n])
         print(f"{str(n) + '^3':<8} {n * n * 5 * 8:>9} {nat * 1e6:>12.2f} {mod * 1e6:>11.2f} {100 * err:>+7.1f} %"
               f" {100 * perr:>+11.1f} %   {rounds}")
-    print(f"largest error: {100 * worst:.1f} % pooled, {100 * worst_paired:.1f} % paired (median of {a.rounds} "
+    print(f"{where.name}{' (' + ','.join(hosts) + ')' if hosts else ''}: "
+          f"largest error: {100 * worst:.1f} % pooled, {100 * worst_paired:.1f} % paired (median of {a.rounds} "
           f"rounds, each calibrated and predicted on its own); traces and profiles: {out}")
-    json.dump({"sizes": sizes, "native_s": natives, "model_s": models, "paired_error": paired},
+    json.dump({"placement": where.name, "hosts": hosts, "sizes": sizes, "native_s": natives, "model_s": models, "paired_error": paired},
               open(out / "loop.json", "w"), indent=1)
 
 
