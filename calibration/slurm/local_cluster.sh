@@ -8,7 +8,8 @@
 # Each node is a network namespace with its own address on a bridge, its own host name (a UTS
 # namespace), its own /tmp (a mount namespace) and its own slurmd; slurmctld and a munged of
 # the cluster's own run on this machine. Everything else is shared, as a cluster's shared file
-# system: the checkout, its build and the output folders. The cluster has its own
+# system: the checkout, its build and the output folders, which must therefore not lie under
+# /tmp (each node sees its own there). The cluster has its own
 # configuration (SLURM_CONF), ports and munge socket, so it leaves an installed Slurm alone.
 # Its nodes share this machine's cores: timings measured on it say nothing about a cluster;
 # what it tests is that the steps run where they should and the traces and profiles come out.
