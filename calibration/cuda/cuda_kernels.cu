@@ -1,23 +1,35 @@
-/* CUDA calibration kernels: GEMM in FP32 (shared-memory tiles) and TF32 (tensor cores through
- * WMMA, sm_80 and later), and a 3D convolution as an implicit GEMM in channels-first (NCDHW)
- * and channels-last (NDHWC) layouts. Each is checked against a CPU reference, then timed.
- * Without a CUDA device it says so and exits 77 (a skip for the tests), never pretending.
- *   calib_cuda [--check] [--size N] -o TRACE.h5
- * Built with -DSIMCORE_CUDA_NO_TRACE (cuda/build_for_device.sh) it needs no HDF5 library and
- * prints its checks and rates only: a binary to carry to a bare GPU machine. */
-#include "calibration/conv3d_implicit_gemm.hpp"
+/* calib_cuda: GEMM in FP32 (CUDA cores) and TF32 (tensor cores through WMMA, sm_80 and later),
+ * each as a plain and a blocked kernel, and a 3D convolution as an implicit GEMM in
+ * channels-first (NCDHW) and channels-last (NDHWC) layouts; beside them, in the same run, the
+ * device's peak as measured by register-only kernels and, where the library is found, cuBLAS.
+ * Every kernel is checked against a CPU reference (the peak kernels against the same
+ * arithmetic on the CPU, bit for bit), then timed with CUDA events. Without a CUDA device it
+ * says so and exits 77 (a skip for the tests), never pretending.
+ *   calib_cuda [--check] [--size N] [--repetitions R] [-o TRACE.h5|TRACE.json]
+ * Built with -DSIMCORE_CUDA_NO_HDF5 (cuda/build_for_device.sh) it needs no HDF5 library and
+ * writes the JSON form of the trace only (calib_trace_convert makes the HDF5 file of it): a
+ * binary to carry to a bare GPU machine. */
+#include "conv3d_kernel.cuh"
+#include "gemm_kernels.cuh"
+#include "peak_kernels.cuh"
+#if __has_include(<cublas_api.h>)
+#include "cublas_reference.cuh"
+#define SIMCORE_HAVE_CUBLAS_HEADER 1
+#endif
+
 #include "calibration/trace_file.hpp"
+#include "calibration/trace_json.hpp"
 
 #include <simcore/error.hpp>
 
-#include <cuda_runtime.h>
-#include <mma.h>
-
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,83 +37,7 @@
 namespace {
 
 using calibration::ConvShape;
-using calibration::filter_index;
-using calibration::gathered_input_index;
-using calibration::input_index;
-using calibration::output_index;
-using calibration::OutputPixel;
-using calibration::pixel_of_row;
-using calibration::tap_of_index;
-
-constexpr int kTile = 16;
-
-__global__ void sgemm_tiled(int m, int n, int k, const float* a, const float* b, float* c)
-{
-  __shared__ float as[kTile][kTile], bs[kTile][kTile];
-  const int row = blockIdx.y * kTile + threadIdx.y, col = blockIdx.x * kTile + threadIdx.x;
-  float acc = 0;
-  for (int p0 = 0; p0 < k; p0 += kTile) {
-    as[threadIdx.y][threadIdx.x] = row < m && p0 + threadIdx.x < k ? a[row * k + p0 + threadIdx.x] : 0.f;
-    bs[threadIdx.y][threadIdx.x] = col < n && p0 + threadIdx.y < k ? b[(p0 + threadIdx.y) * n + col] : 0.f;
-    __syncthreads();
-    for (int p = 0; p < kTile; p++)
-      acc += as[threadIdx.y][p] * bs[p][threadIdx.x];
-    __syncthreads();
-  }
-  if (row < m && col < n)
-    c[row * n + col] = acc;
-}
-
-/** One warp per 16 x 16 tile of C; m, n multiples of 16 and k of 8 (the caller pads). */
-__global__ void gemm_tf32_wmma(int m, int n, int k, const float* a, const float* b, float* c)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  using namespace nvcuda;
-  const int tile_row = blockIdx.y * 16, tile_col = blockIdx.x * 16;
-  wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc;
-  wmma::fill_fragment(acc, 0.0f);
-  wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fa;
-  wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fb;
-  for (int p = 0; p < k; p += 8) {
-    wmma::load_matrix_sync(fa, a + tile_row * k + p, k);
-    wmma::load_matrix_sync(fb, b + p * n + tile_col, n);
-    for (int i = 0; i < fa.num_elements; i++)
-      fa.x[i] = wmma::__float_to_tf32(fa.x[i]);
-    for (int i = 0; i < fb.num_elements; i++)
-      fb.x[i] = wmma::__float_to_tf32(fb.x[i]);
-    wmma::mma_sync(acc, fa, fb, acc);
-  }
-  wmma::store_matrix_sync(c + tile_row * n + tile_col, acc, n, wmma::mem_row_major);
-#endif
-}
-
-/** The convolution as a GEMM: rows are output pixels, columns filters, the reduction runs over
- *  c x t x r x s; tiles of the input are gathered on the fly (im2col without the copy). The
- *  filter tensor is k x (c t r s) in either layout; the layout moves the input and output. */
-__global__ void conv3d_implicit_gemm(ConvShape q, bool channels_last, const float* in, const float* wt, float* out)
-{
-  __shared__ float as[kTile][kTile], bs[kTile][kTile];
-  const long row = static_cast<long>(blockIdx.y) * kTile + threadIdx.y; // output pixel
-  const int col = blockIdx.x * kTile + threadIdx.x;                     // filter
-  const int kk = q.gemm_k();
-  const OutputPixel px = row < q.gemm_m() ? pixel_of_row(q, row) : OutputPixel{0, 0, 0, 0};
-  float acc = 0;
-  for (int p0 = 0; p0 < kk; p0 += kTile) {
-    const int p = p0 + threadIdx.x;
-    float v = 0;
-    if (row < q.gemm_m() && p < kk)
-      v = in[gathered_input_index(q, channels_last, px, tap_of_index(q, p))];
-    as[threadIdx.y][threadIdx.x] = v;
-    const int pb = p0 + threadIdx.y;
-    bs[threadIdx.y][threadIdx.x] = col < q.k && pb < kk ? wt[filter_index(q, col, pb)] : 0.f;
-    __syncthreads();
-    for (int i = 0; i < kTile; i++)
-      acc += as[threadIdx.y][i] * bs[i][threadIdx.x];
-    __syncthreads();
-  }
-  if (row < q.gemm_m() && col < q.k)
-    out[output_index(q, channels_last, px.n, col, px.d, px.h, px.w)] = acc;
-}
+using namespace calibration_cuda;
 
 void gemm_cpu(int m, int n, int k, const std::vector<float>& a, const std::vector<float>& b, std::vector<float>& c)
 {
@@ -117,6 +53,8 @@ void gemm_cpu(int m, int n, int k, const std::vector<float>& a, const std::vecto
 void conv_cpu(const ConvShape& q, bool last, const std::vector<float>& in, const std::vector<float>& wt,
               std::vector<float>& out)
 {
+  using calibration::input_index;
+  using calibration::output_index;
   for (int n = 0; n < q.n; n++)
     for (int k = 0; k < q.k; k++)
       for (int d = 0; d < q.od(); d++)
@@ -141,39 +79,107 @@ void check(cudaError_t e, const char* what)
   }
 }
 
-float* device_copy(const std::vector<float>& v)
-{
-  float* d = nullptr;
-  check(cudaMalloc(&d, v.size() * sizeof(float)), "cudaMalloc");
-  check(cudaMemcpy(d, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice), "copy to device");
-  return d;
-}
+/** Device memory freed when it goes out of scope. */
+struct DeviceBuffer {
+  float* p = nullptr;
+  std::size_t n = 0;
+  explicit DeviceBuffer(std::size_t count) : n(count) { check(cudaMalloc(&p, n * sizeof(float)), "cudaMalloc"); }
+  explicit DeviceBuffer(const std::vector<float>& v) : DeviceBuffer(v.size())
+  {
+    check(cudaMemcpy(p, v.data(), n * sizeof(float), cudaMemcpyHostToDevice), "copy to device");
+  }
+  ~DeviceBuffer() { cudaFree(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  std::vector<float> host() const
+  {
+    std::vector<float> v(n);
+    check(cudaDeviceSynchronize(), "kernel");
+    check(cudaMemcpy(v.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost), "copy to host");
+    return v;
+  }
+};
 
+/** Largest |got - ref| over the largest |ref|. */
 double max_rel_error(const std::vector<float>& got, const std::vector<float>& ref)
 {
   double worst = 0, scale = 0;
   for (float r : ref)
     scale = std::max(scale, static_cast<double>(std::abs(r)));
-  for (std::size_t i = 0; i < ref.size(); i++)
-    worst = std::max(worst, std::abs(static_cast<double>(got[i]) - ref[i]) / (scale > 0 ? scale : 1));
+  for (std::size_t i = 0; i < ref.size(); i++) {
+    const double e = std::abs(static_cast<double>(got[i]) - ref[i]);
+    worst = std::max(worst, std::isfinite(e) ? e / (scale > 0 ? scale : 1) : INFINITY);
+  }
   return worst;
 }
+
+dim3 tiles(long rows, long cols, int tile_rows, int tile_cols)
+{
+  return dim3(static_cast<unsigned>((cols + tile_cols - 1) / tile_cols), static_cast<unsigned>((rows + tile_rows - 1) / tile_rows));
+}
+
+// Launchers: C = A B for row-major m x k and k x n.
+using Gemm = std::function<void(int, int, int, const float*, const float*, float*)>;
+
+void launch_sgemm_tiled(int m, int n, int k, const float* a, const float* b, float* c)
+{
+  sgemm_tiled<<<tiles(m, n, kTile, kTile), dim3(kTile, kTile)>>>(m, n, k, a, b, c);
+}
+void launch_sgemm_blocked(int m, int n, int k, const float* a, const float* b, float* c)
+{
+  sgemm_blocked<<<tiles(m, n, kBlockedM, kBlockedN), kBlockedThreads>>>(m, n, k, a, b, c);
+}
+void launch_tf32_wmma(int m, int n, int k, const float* a, const float* b, float* c)
+{
+  gemm_tf32_wmma<<<tiles(m, n, 16, 16), 32>>>(m, n, k, a, b, c);
+}
+void launch_tf32_wmma_blocked(int m, int n, int k, const float* a, const float* b, float* c)
+{
+  gemm_tf32_wmma_blocked<<<tiles(m, n, kWmmaM, kWmmaN), kWmmaThreads>>>(m, n, k, a, b, c);
+}
+
+struct GemmKernel {
+  const char* name;
+  Gemm launch;
+  int m_multiple, n_multiple, k_multiple; // sizes the kernel takes
+  bool tensor;                            // TF32: inputs rounded, looser tolerance, sm_80+
+  bool reference;                         // cuBLAS
+};
 
 } // namespace
 
 int main(int argc, char** argv)
 {
   bool check_only = false;
-  int size = 1024;
+  int size = 4096, repetitions = 5;
   std::string out;
   for (int i = 1; i < argc; i++) {
     if (std::strcmp(argv[i], "--check") == 0)
       check_only = true;
     else if (std::strcmp(argv[i], "--size") == 0 && i + 1 < argc)
       size = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--repetitions") == 0 && i + 1 < argc)
+      repetitions = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "-o") == 0 && i + 1 < argc)
       out = argv[++i];
+    else {
+      std::fprintf(stderr, "calib_cuda: unexpected argument '%s'; usage: calib_cuda [--check] [--size N] "
+                           "[--repetitions R] [-o TRACE.h5|TRACE.json]\n", argv[i]);
+      return 2;
+    }
   }
+  if (size < 128 || repetitions < 1) {
+    std::fprintf(stderr, "calib_cuda: --size %d --repetitions %d; expected a size >= 128 and at least one repetition\n",
+                 size, repetitions);
+    return 2;
+  }
+#ifdef SIMCORE_CUDA_NO_HDF5
+  if (!out.empty() && !calibration::is_json_trace_path(out)) {
+    std::fprintf(stderr, "calib_cuda: %s: this build has no HDF5 (for a bare GPU machine); expected a JSON trace "
+                         "(-o T.json), which calib_trace_convert turns into HDF5\n", out.c_str());
+    return 2;
+  }
+#endif
   int devices = 0;
   const cudaError_t e = cudaGetDeviceCount(&devices);
   if (e != cudaSuccess || devices == 0) {
@@ -184,6 +190,41 @@ int main(int argc, char** argv)
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "device properties");
   const bool tensor_tf32 = prop.major >= 8;
+  std::printf("device: %s, compute capability %d.%d, %d multiprocessors, %.1f GiB\n", prop.name, prop.major, prop.minor,
+              prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0);
+  std::map<std::string, std::string> parameters{
+      {"device", prop.name},
+      {"compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
+      {"multiprocessors", std::to_string(prop.multiProcessorCount)}};
+
+  std::vector<GemmKernel> gemms{{"gemm_fp32", launch_sgemm_tiled, 1, 1, 1, false, false},
+                                {"gemm_fp32_blocked", launch_sgemm_blocked, kBlockedM, kBlockedN, kBlockedK, false, false}};
+  if (tensor_tf32) {
+    gemms.push_back({"gemm_tf32_wmma", launch_tf32_wmma, 16, 16, 8, true, false});
+    gemms.push_back({"gemm_tf32_wmma_blocked", launch_tf32_wmma_blocked, kWmmaM, kWmmaN, kWmmaK, true, false});
+  }
+#ifdef SIMCORE_HAVE_CUBLAS_HEADER
+  CublasReference cublas;
+  if (cublas.available()) {
+    std::printf("cuBLAS: %s (the reference)\n", cublas.path().c_str());
+    parameters["cublas"] = cublas.path();
+    gemms.push_back({"cublas_sgemm", [&](int m, int n, int k, const float* a, const float* b, float* c) {
+                       if (!cublas.sgemm(m, n, k, a, b, c))
+                         check(cudaErrorUnknown, "cublasSgemm");
+                     }, 1, 1, 1, false, true});
+    if (tensor_tf32)
+      gemms.push_back({"cublas_gemm_tf32", [&](int m, int n, int k, const float* a, const float* b, float* c) {
+                         if (!cublas.gemm_tf32(m, n, k, a, b, c))
+                           check(cudaErrorUnknown, "cublasGemmEx");
+                       }, 1, 1, 1, true, true});
+  } else {
+    std::printf("cuBLAS: not used (%s)\n", cublas.why_not().c_str());
+    parameters["cublas"] = "not used: " + cublas.why_not();
+  }
+#else
+  parameters["cublas"] = "not used: built without cuBLAS headers";
+#endif
+
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> u(-1, 1);
   auto random = [&](std::size_t n) {
@@ -193,70 +234,80 @@ int main(int argc, char** argv)
     return v;
   };
   bool ok = true;
-  std::map<std::string, calibration::Dataset> datasets;
-  auto time_kernel = [&](const char* name, double flops, auto&& launch) {
-    cudaEvent_t t0, t1;
-    cudaEventCreate(&t0);
-    cudaEventCreate(&t1);
-    launch(); // warm-up
-    std::vector<double> rates;
-    for (int rep = 0; rep < 5; rep++) {
-      cudaEventRecord(t0);
-      launch();
-      cudaEventRecord(t1);
-      check(cudaEventSynchronize(t1), name);
-      float ms = 0;
-      cudaEventElapsedTime(&ms, t0, t1);
-      rates.push_back(flops / (ms / 1e3) / 1e9);
-    }
-    std::printf("%-28s %8.1f Gflop/s\n", name, rates.back());
-    datasets[name] = {rates, {rates.size()}, "Gflop/s"};
+  auto report = [&](const std::string& what, double err, double tolerance) {
+    std::printf("check %-24s max relative error %.2e (tolerance %.0e)%s\n", what.c_str(), err, tolerance,
+                err <= tolerance ? "" : "  FAILED");
+    parameters["check_" + what] = calibration::parameter_number(err);
+    ok = ok && err <= tolerance;
   };
 
-  // Correctness on small, ragged problems (TF32: multiples of the tile, looser tolerance).
-  {
-    const int m = 67, n = 45, k = 70;
-    auto a = random(m * k), b = random(k * n);
-    std::vector<float> ref(m * n), got(m * n);
+  // Correctness: each GEMM on a problem of the smallest multiples it takes above ragged sizes.
+  for (const auto& g : gemms) {
+    auto up = [](int v, int multiple) { return (v + multiple - 1) / multiple * multiple; };
+    const int m = up(67, g.m_multiple) + g.m_multiple, n = up(45, g.n_multiple), k = up(70, g.k_multiple) + g.k_multiple;
+    auto a = random(static_cast<std::size_t>(m) * k), b = random(static_cast<std::size_t>(k) * n);
+    std::vector<float> ref(static_cast<std::size_t>(m) * n);
     gemm_cpu(m, n, k, a, b, ref);
-    float *da = device_copy(a), *db = device_copy(b), *dc = nullptr;
-    check(cudaMalloc(&dc, got.size() * sizeof(float)), "cudaMalloc");
-    sgemm_tiled<<<dim3((n + kTile - 1) / kTile, (m + kTile - 1) / kTile), dim3(kTile, kTile)>>>(m, n, k, da, db, dc);
-    check(cudaMemcpy(got.data(), dc, got.size() * sizeof(float), cudaMemcpyDeviceToHost), "sgemm");
-    const double err = max_rel_error(got, ref);
-    std::printf("FP32 GEMM check: max relative error %.2e\n", err);
-    ok = ok && err < 1e-5;
-    cudaFree(da), cudaFree(db), cudaFree(dc);
+    DeviceBuffer da(a), db(b), dc(ref.size());
+    g.launch(m, n, k, da.p, db.p, dc.p);
+    check(cudaGetLastError(), g.name);
+    // TF32 keeps 10 bits of mantissa: products of k terms err by about sqrt(k) 2^-11.
+    report(g.name, max_rel_error(dc.host(), ref), g.tensor ? 1e-2 : 1e-5);
   }
-  if (tensor_tf32) {
-    const int m = 64, n = 48, k = 40;
-    auto a = random(m * k), b = random(k * n);
-    std::vector<float> ref(m * n), got(m * n);
-    gemm_cpu(m, n, k, a, b, ref);
-    float *da = device_copy(a), *db = device_copy(b), *dc = nullptr;
-    check(cudaMalloc(&dc, got.size() * sizeof(float)), "cudaMalloc");
-    gemm_tf32_wmma<<<dim3(n / 16, m / 16), 32>>>(m, n, k, da, db, dc);
-    check(cudaMemcpy(got.data(), dc, got.size() * sizeof(float), cudaMemcpyDeviceToHost), "tf32 gemm");
-    const double err = max_rel_error(got, ref);
-    std::printf("TF32 GEMM check: max relative error %.2e (10-bit mantissa inputs)\n", err);
-    ok = ok && err < 1e-2;
-    cudaFree(da), cudaFree(db), cudaFree(dc);
-  }
+  const ConvShape check_shape{2, 3, 6, 7, 5, 4, 3, 2, 3};
   for (bool last : {false, true}) {
-    const ConvShape q{2, 3, 6, 7, 5, 4, 3, 2, 3};
+    const ConvShape& q = check_shape;
     auto in = random(static_cast<std::size_t>(q.n) * q.c * q.d * q.h * q.w);
     auto wt = random(static_cast<std::size_t>(q.k) * q.gemm_k());
-    std::vector<float> ref(static_cast<std::size_t>(q.gemm_m()) * q.k), got(ref.size());
+    std::vector<float> ref(static_cast<std::size_t>(q.gemm_m()) * q.k);
     conv_cpu(q, last, in, wt, ref);
-    float *din = device_copy(in), *dw = device_copy(wt), *dout = nullptr;
-    check(cudaMalloc(&dout, got.size() * sizeof(float)), "cudaMalloc");
-    conv3d_implicit_gemm<<<dim3((q.k + kTile - 1) / kTile, static_cast<unsigned>((q.gemm_m() + kTile - 1) / kTile)),
-                           dim3(kTile, kTile)>>>(q, last, din, dw, dout);
-    check(cudaMemcpy(got.data(), dout, got.size() * sizeof(float), cudaMemcpyDeviceToHost), "conv3d");
-    const double err = max_rel_error(got, ref);
-    std::printf("conv3d %s check: max relative error %.2e\n", last ? "NDHWC" : "NCDHW", err);
-    ok = ok && err < 1e-5;
-    cudaFree(din), cudaFree(dw), cudaFree(dout);
+    DeviceBuffer din(in), dw(wt), dout(ref.size());
+    conv3d_implicit_gemm<<<tiles(q.gemm_m(), q.k, kConvTile, kConvTile), dim3(kConvTile, kConvTile)>>>(q, last, din.p, dw.p, dout.p);
+    check(cudaGetLastError(), "conv3d");
+    report(last ? "conv3d_ndhwc" : "conv3d_ncdhw", max_rel_error(dout.host(), ref), 1e-5);
+  }
+  // The peak kernels compute what the CPU computes: fmaf rounds once, as the GPU's FMA does,
+  // and the TF32 products of small integers are exact.
+  const int peak_blocks = prop.multiProcessorCount * 8;
+  const float fma_x = 0.999999f, fma_y = 1e-6f;
+  {
+    DeviceBuffer dout(static_cast<std::size_t>(peak_blocks) * kPeakThreads);
+    fp32_fma_peak<<<peak_blocks, kPeakThreads>>>(fma_x, fma_y, dout.p);
+    check(cudaGetLastError(), "fp32_fma_peak");
+    const auto got = dout.host();
+    double worst = 0;
+    for (int t : {0, 1, 77, kPeakThreads - 1}) {
+      float v[kPeakChains], s = 0;
+      for (int i = 0; i < kPeakChains; i++)
+        v[i] = fma_start(t, i);
+      for (int it = 0; it < kPeakFmaIterations; it++)
+        for (int i = 0; i < kPeakChains; i++)
+          v[i] = std::fmaf(v[i], fma_x, fma_y);
+      for (int i = 0; i < kPeakChains; i++)
+        s += v[i];
+      worst = std::max(worst, got[t] == s ? 0.0 : std::abs(got[t] - s) / std::abs(s) + 1e-12);
+    }
+    report("peak_fp32_fma", worst, 0);
+  }
+  std::unique_ptr<DeviceBuffer> mma_src; // the TF32 peak's fragments (random -1, 0, 1)
+  if (tensor_tf32) {
+    std::vector<float> src(256), a(16 * 8), b(8 * 16);
+    for (int i = 0; i < 256; i++)
+      src[i] = static_cast<float>(static_cast<int>(rng() % 3) - 1);
+    std::copy(src.begin(), src.begin() + 128, a.begin());
+    std::copy(src.begin() + 128, src.end(), b.begin());
+    std::vector<float> ref(256);
+    gemm_cpu(16, 16, 8, a, b, ref);
+    for (auto& r : ref)
+      r *= static_cast<float>(kPeakMmaChains) * kPeakMmaIterations;
+    mma_src = std::make_unique<DeviceBuffer>(src);
+    DeviceBuffer dout(static_cast<std::size_t>(peak_blocks) * (kPeakThreads / 32) * 256);
+    tf32_mma_peak<<<peak_blocks, kPeakThreads>>>(mma_src->p, dout.p);
+    check(cudaGetLastError(), "tf32_mma_peak");
+    const auto got = dout.host();
+    const std::vector<float> last_warp(got.end() - 256, got.end());
+    report("peak_tf32_mma_sync", std::max(max_rel_error(std::vector<float>(got.begin(), got.begin() + 256), ref),
+                                          max_rel_error(last_warp, ref)), 0);
   }
   if (!ok) {
     std::printf("calib_cuda: a kernel disagrees with the CPU reference\n");
@@ -265,47 +316,109 @@ int main(int argc, char** argv)
   if (check_only)
     return 0;
 
-  // Timings.
-  const int n = size / 16 * 16;
-  auto a = random(static_cast<std::size_t>(n) * n), b = random(static_cast<std::size_t>(n) * n);
-  float *da = device_copy(a), *db = device_copy(b), *dc = nullptr;
-  check(cudaMalloc(&dc, a.size() * sizeof(float)), "cudaMalloc");
-  const double gemm_flops = 2.0 * n * static_cast<double>(n) * n;
-  time_kernel("gemm_fp32", gemm_flops, [&] {
-    sgemm_tiled<<<dim3(n / kTile, n / kTile), dim3(kTile, kTile)>>>(n, n, n, da, db, dc);
-  });
-  if (tensor_tf32)
-    time_kernel("gemm_tf32_wmma", gemm_flops, [&] { gemm_tf32_wmma<<<dim3(n / 16, n / 16), 32>>>(n, n, n, da, db, dc); });
-  cudaFree(da), cudaFree(db), cudaFree(dc);
-  const ConvShape q{8, 32, 16, 32, 32, 64, 3, 3, 3};
-  auto in = random(static_cast<std::size_t>(q.n) * q.c * q.d * q.h * q.w);
-  auto wt = random(static_cast<std::size_t>(q.k) * q.gemm_k());
-  float *din = device_copy(in), *dw = device_copy(wt), *dout = nullptr;
-  check(cudaMalloc(&dout, static_cast<std::size_t>(q.gemm_m()) * q.k * sizeof(float)), "cudaMalloc");
-  const double conv_flops = 2.0 * static_cast<double>(q.gemm_m()) * q.k * q.gemm_k();
-  for (bool last : {false, true})
-    time_kernel(last ? "conv3d_ndhwc" : "conv3d_ncdhw", conv_flops, [&] {
-      conv3d_implicit_gemm<<<dim3((q.k + kTile - 1) / kTile, static_cast<unsigned>((q.gemm_m() + kTile - 1) / kTile)),
-                             dim3(kTile, kTile)>>>(q, last, din, dw, dout);
-    });
-  cudaFree(din), cudaFree(dw), cudaFree(dout);
-  if (!out.empty()) {
-#ifdef SIMCORE_CUDA_NO_TRACE
-    std::fprintf(stderr, "calib_cuda: built without HDF5 traces (for a bare GPU machine); run it without -o\n");
-    return 2;
-#else
-    calibration::Trace trace;
-    trace.attributes = calibration::machine_attributes();
-    trace.attributes["gpu"] = prop.name;
-    calibration::Benchmark bm{"cuda",
-                              {{"device", prop.name},
-                               {"compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
-                               {"gemm_size", std::to_string(n)},
-                               {"conv", "N 8, C 32, D 16, H 32, W 32, K 64, 3x3x3 filters"}},
-                              datasets};
-    trace.benchmarks["cuda"] = bm;
-    return calibration::write_trace_or_report(out, trace);
-#endif
+  // Timings: every kernel on the same problem, its repetitions after a warm-up.
+  std::map<std::string, calibration::Dataset> datasets;
+  std::map<std::string, double> median;
+  auto time_kernel = [&](const std::string& name, double flops, const std::function<void()>& launch) {
+    cudaEvent_t t0, t1;
+    check(cudaEventCreate(&t0), "event");
+    check(cudaEventCreate(&t1), "event");
+    launch(); // warm-up
+    check(cudaDeviceSynchronize(), name.c_str());
+    std::vector<double> rates;
+    for (int rep = 0; rep < repetitions; rep++) {
+      cudaEventRecord(t0);
+      launch();
+      cudaEventRecord(t1);
+      check(cudaEventSynchronize(t1), name.c_str());
+      float ms = 0;
+      cudaEventElapsedTime(&ms, t0, t1);
+      rates.push_back(flops / (ms / 1e3) / 1e9);
+    }
+    cudaEventDestroy(t0);
+    cudaEventDestroy(t1);
+    std::vector<double> sorted = rates;
+    std::sort(sorted.begin(), sorted.end());
+    median[name] = sorted[sorted.size() / 2];
+    datasets[name] = {rates, {rates.size()}, "Gflop/s"};
+  };
+  {
+    DeviceBuffer sink(static_cast<std::size_t>(peak_blocks) * kPeakThreads);
+    time_kernel("peak_fp32_fma", 2.0 * kPeakChains * kPeakFmaIterations * peak_blocks * kPeakThreads,
+                [&] { fp32_fma_peak<<<peak_blocks, kPeakThreads>>>(fma_x, fma_y, sink.p); });
   }
+  if (tensor_tf32) { // on the checked fragments: zeros would draw less power, clock higher
+    DeviceBuffer sink(static_cast<std::size_t>(peak_blocks) * (kPeakThreads / 32) * 256);
+    time_kernel("peak_tf32_mma_sync", 2.0 * 16 * 16 * 8 * kPeakMmaChains * kPeakMmaIterations * peak_blocks * (kPeakThreads / 32),
+                [&] { tf32_mma_peak<<<peak_blocks, kPeakThreads>>>(mma_src->p, sink.p); });
+  }
+  const int n = size / 128 * 128;
+  parameters["gemm_size"] = std::to_string(n);
+  {
+    const auto a = random(static_cast<std::size_t>(n) * n), b = random(static_cast<std::size_t>(n) * n);
+    DeviceBuffer da(a), db(b), dc(a.size());
+    std::vector<float> first; // the first kernel's product: the others must agree with it
+    for (const auto& g : gemms) {
+      time_kernel(g.name, 2.0 * n * static_cast<double>(n) * n, [&] { g.launch(n, n, n, da.p, db.p, dc.p); });
+      const auto c = dc.host();
+      if (first.empty())
+        first = c;
+      else {
+        const double err = max_rel_error(c, first);
+        parameters["agreement_" + std::string(g.name)] = calibration::parameter_number(err);
+        if (err > (g.tensor ? 1e-2 : 1e-4)) {
+          std::printf("calib_cuda: %s at %d differs from %s by %.2e\n", g.name, n, gemms.front().name, err);
+          return 1;
+        }
+      }
+    }
+  }
+  const ConvShape q{8, 32, 16, 32, 32, 64, 3, 3, 3};
+  parameters["conv"] = "N 8, C 32, D 16, H 32, W 32, K 64, 3x3x3 filters";
+  {
+    DeviceBuffer din(random(static_cast<std::size_t>(q.n) * q.c * q.d * q.h * q.w));
+    DeviceBuffer dw(random(static_cast<std::size_t>(q.k) * q.gemm_k()));
+    DeviceBuffer dout(static_cast<std::size_t>(q.gemm_m()) * q.k);
+    const double conv_flops = 2.0 * static_cast<double>(q.gemm_m()) * q.k * q.gemm_k();
+    for (bool last : {false, true})
+      time_kernel(last ? "conv3d_ndhwc" : "conv3d_ncdhw", conv_flops, [&] {
+        conv3d_implicit_gemm<<<tiles(q.gemm_m(), q.k, kConvTile, kConvTile), dim3(kConvTile, kConvTile)>>>(q, last, din.p, dw.p, dout.p);
+      });
+  }
+
+  auto share = [&](const std::string& name, const std::string& of) {
+    return median.count(of) && median.at(of) > 0 ? median.at(name) / median.at(of) : NAN;
+  };
+  auto percent = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, std::isfinite(v) ? "%.0f %%" : "-", 100 * v);
+    return std::string(buf);
+  };
+  std::printf("%-24s %10s %10s %10s   (median of %d; GEMM %d^3)\n", "kernel", "Gflop/s", "of peak", "of cuBLAS",
+              repetitions, n);
+  for (const auto& [name, rate] : median) {
+    const bool tensor = name.find("tf32") != std::string::npos;
+    const std::string peak = tensor ? "peak_tf32_mma_sync" : "peak_fp32_fma";
+    const std::string lib = tensor ? "cublas_gemm_tf32" : "cublas_sgemm";
+    std::printf("%-24s %10.1f %10s %10s\n", name.c_str(), rate, percent(share(name, peak)).c_str(),
+                name.rfind("gemm", 0) == 0 ? percent(share(name, lib)).c_str() : "-");
+  }
+  if (out.empty())
+    return 0;
+  calibration::Trace trace;
+  trace.attributes = calibration::machine_attributes();
+  trace.attributes["gpu"] = prop.name;
+  trace.benchmarks["cuda"] = calibration::Benchmark{"cuda", parameters, datasets};
+  try {
+#ifdef SIMCORE_CUDA_NO_HDF5
+    calibration::write_trace_json(out, trace);
+#else
+    calibration::write_trace(out, trace);
+#endif
+  } catch (const simcore::Error& err) {
+    std::fprintf(stderr, "calib_cuda: %s\n", err.what());
+    return 2;
+  }
+  std::printf("trace: %s\n", out.c_str());
   return 0;
 }

@@ -119,6 +119,26 @@ void samples_by_size(const Benchmark& b, const std::string& name, double scale, 
     }
 }
 
+/** How far each GPU kernel gets: its median rate over the peak of its units measured in the
+ *  same run (FP32 kernels over `peak_fp32_fma`, TF32 ones over `peak_tf32_mma_sync`) and, for
+ *  our GEMMs, over cuBLAS's (`cublas_sgemm`, `cublas_gemm_tf32`), where those were measured. */
+nlohmann::ordered_json gpu_shares(const std::map<std::string, double>& median)
+{
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& [kernel, rate] : median) {
+    const bool tf32 = kernel.find("tf32") != std::string::npos;
+    nlohmann::ordered_json k{{"flops", rate}};
+    const auto peak = median.find(tf32 ? "peak_tf32_mma_sync" : "peak_fp32_fma");
+    if (peak != median.end() && peak->first != kernel && peak->second > 0)
+      k["share_of_peak"] = rate / peak->second;
+    const auto lib = median.find(tf32 ? "cublas_gemm_tf32" : "cublas_sgemm");
+    if (kernel.rfind("gemm_", 0) == 0 && lib != median.end() && lib->second > 0)
+      k["share_of_cublas"] = rate / lib->second;
+    out[kernel] = std::move(k);
+  }
+  return out;
+}
+
 } // namespace
 
 void pingping_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times,
@@ -331,7 +351,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         if (std::find(ts.gpu_devices.begin(), ts.gpu_devices.end(), device) == ts.gpu_devices.end())
           ts.gpu_devices.push_back(device);
         for (const auto& [kernel, d] : b.datasets)
-          ts.gpu[kernel].insert(ts.gpu[kernel].end(), d.values.begin(), d.values.end());
+          if (d.unit == "Gflop/s") // rates; anything else a later schema adds is not one
+            ts.gpu[kernel].insert(ts.gpu[kernel].end(), d.values.begin(), d.values.end());
         fitted = true;
       } else if (name == "stencil") {
         StencilFit f = fit_stencil(b, path);
@@ -374,11 +395,16 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     std::string devices;
     for (const auto& d : ts.gpu_devices)
       devices += (devices.empty() ? "" : ", ") + d;
+    std::map<std::string, double> gpu_median;
     for (const auto& [kernel, values] : ts.gpu)
-      if (!values.empty())
-        rates["gpu_" + kernel + "_flops"] = {{"value", simcore::quantile(values, 0.5) * 1e9},
+      if (!values.empty()) {
+        gpu_median[kernel] = simcore::quantile(values, 0.5) * 1e9;
+        rates["gpu_" + kernel + "_flops"] = {{"value", gpu_median[kernel]},
                                              {"unit", "flops"},
                                              {"doc", kernel + " on " + devices + ", median of the repetitions"}};
+      }
+    if (!gpu_median.empty())
+      type_quality[match]["gpu"] = gpu_shares(gpu_median);
   }
   // One host rule per host type: the median DGEMM rate of its traces; specific patterns before
   // the catch-all, since a profile's first matching rule wins.

@@ -5,17 +5,11 @@
 #include <hdf5.h>
 #include <hdf5_hl.h>
 
-#include <cstdio>
-#include <ctime>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <unistd.h>
+#include "calibration/trace_json.hpp"
 
-#include "simcore_git_revision.hpp" // generated at every build (calibration/cmake/git_revision.cmake)
-#ifndef SIMCORE_CXX_FLAGS
-#define SIMCORE_CXX_FLAGS ""
-#endif
+#include <cstdio>
+#include <filesystem>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -89,6 +83,8 @@ std::map<std::string, std::string> read_attributes(hid_t loc, const char* obj)
 
 void write_trace(const std::string& path, const Trace& trace)
 {
+  if (is_json_trace_path(path))
+    return write_trace_json(path, trace);
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   hid_t f = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (f < 0)
@@ -127,6 +123,8 @@ Trace read_trace(const std::string& path)
 {
   if (!fs::exists(path))
     throw simcore::InputError(path, "no such trace file");
+  if (is_json_trace_path(path))
+    return read_trace_json(path);
   H5E_auto2_t old_func;
   void* old_data;
   H5Eget_auto2(H5E_DEFAULT, &old_func, &old_data);
@@ -178,57 +176,6 @@ Trace read_trace(const std::string& path)
   }
   H5Fclose(f);
   return t;
-}
-
-std::string parameter_number(double v)
-{
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
-std::map<std::string, std::string> machine_attributes()
-{
-  std::map<std::string, std::string> a;
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
-  a["host"] = host;
-  std::ifstream cpu("/proc/cpuinfo");
-  std::string line, model, flags;
-  while (std::getline(cpu, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos)
-      continue;
-    const std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
-    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-    if (model.empty() && (key == "model name" || key == "CPU part"))
-      model = value;
-    if (flags.empty() && (key == "flags" || key == "Features"))
-      flags = value;
-  }
-  a["cpu_model"] = model;
-  std::string isa;
-  std::istringstream fl(flags);
-  for (std::string f; fl >> f;)
-    if (f.rfind("avx", 0) == 0 || f.rfind("sve", 0) == 0 || f == "fma" || f == "asimd" || f.rfind("sse4", 0) == 0)
-      isa += (isa.empty() ? "" : " ") + f;
-  a["isa"] = isa;
-  a["gpu"] = fs::exists("/dev/nvidia0") ? "nvidia (see nvidia-smi)" : "none";
-#if defined(__clang__)
-  a["compiler"] = std::string("clang ") + __clang_version__;
-#elif defined(__GNUC__)
-  a["compiler"] = std::string("gcc ") + __VERSION__;
-#else
-  a["compiler"] = "unknown";
-#endif
-  a["flags"] = SIMCORE_CXX_FLAGS;
-  char date[64];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  a["date"] = date;
-  a["git_revision"] = SIMCORE_GIT_REVISION;
-  a["schema"] = kTraceSchema;
-  return a;
 }
 
 int write_trace_or_report(const std::string& path, const Trace& trace)

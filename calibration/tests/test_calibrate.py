@@ -573,6 +573,90 @@ def test_cuda_trace_gives_one_rate_per_kernel(tmp_path):
         assert kernel in r["doc"] and "Test GPU" in r["doc"]
     assert "links" not in p and "hosts" not in p
     assert "network" not in p["quality"]
+    gpu = p["quality"]["gpu"]
+    assert set(gpu) == set(CUDA_GFLOPS)
+    assert all(set(q) == {"flops"} for q in gpu.values())  # no peak, no cuBLAS measured
+
+
+def cuda_trace_as_the_device_writes_it(path, rates):
+    """The JSON form of a trace (what calib_cuda_device writes on a bare GPU machine)."""
+    trace = {"attributes": {"schema": "simcore-calibration-trace/1", "host": "gpu-node", "gpu": "Test GPU",
+                            "cpu_model": "x", "isa": "", "compiler": "nvcc", "flags": "-O3",
+                            "date": "2026-12-04T00:00:00Z", "git_revision": "abc1234"},
+             "benchmarks": {"cuda": {"parameters": {"device": "Test GPU", "compute_capability": "9.0",
+                                                    "check_gemm_fp32": "1.2e-07"},
+                                     "datasets": {k: {"unit": "Gflop/s", "shape": [len(v)], "values": v}
+                                                  for k, v in rates.items()}}}}
+    path.write_text(json.dumps(trace))
+
+
+def test_gpu_kernels_are_rated_against_the_peak_and_cublas_of_the_same_run(tmp_path):
+    rates = {"gemm_fp32_blocked": [12000.0, 11000.0, 13000.0], "peak_fp32_fma": [60000.0] * 3,
+             "cublas_sgemm": [48000.0] * 3, "gemm_tf32_wmma_blocked": [150000.0] * 3,
+             "peak_tf32_mma_sync": [300000.0] * 3, "cublas_gemm_tf32": [400000.0] * 3,
+             "conv3d_ndhwc": [5000.0] * 3}
+    trace = tmp_path / "cuda.json"
+    cuda_trace_as_the_device_writes_it(trace, rates)
+    data = json.loads(trace.read_text())
+    data["benchmarks"]["cuda"]["datasets"]["check_seconds"] = {"unit": "s", "shape": [1], "values": [0.5]}
+    trace.write_text(json.dumps(data))
+    p = fitted(tmp_path, trace)  # the fitter reads the JSON form as it is
+    assert set(p["rates"]) == {"gpu_%s_flops" % k for k in rates}  # a dataset in seconds is no rate
+    gpu = p["quality"]["gpu"]
+    assert gpu["gemm_fp32_blocked"] == pytest.approx({"flops": 12e12, "share_of_peak": 0.2, "share_of_cublas": 0.25})
+    assert gpu["gemm_tf32_wmma_blocked"] == pytest.approx(
+        {"flops": 150e12, "share_of_peak": 0.5, "share_of_cublas": 0.375})
+    assert gpu["cublas_gemm_tf32"] == pytest.approx({"flops": 400e12, "share_of_peak": 4 / 3})
+    assert gpu["conv3d_ndhwc"] == pytest.approx({"flops": 5e12, "share_of_peak": 5 / 60})
+    assert gpu["peak_fp32_fma"] == {"flops": 60e12}
+
+
+def test_a_json_trace_converts_to_hdf5_that_h5py_reads_and_the_fitter_fits_alike(tmp_path):
+    convert = str(BIN / "calib_trace_convert")
+    src = tmp_path / "cuda.json"
+    cuda_trace_as_the_device_writes_it(src, {"gemm_fp32": [1.0 / 3, 2.5, 0.1], "conv3d_ncdhw": [7.0]})
+    h5 = tmp_path / "cuda.h5"
+    res = subprocess.run([convert, str(src), "-o", str(h5)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    with h5py.File(h5) as f:
+        assert f.attrs["schema"] == "simcore-calibration-trace/1" and f.attrs["gpu"] == "Test GPU"
+        g = f["cuda"]
+        assert g.attrs["check_gemm_fp32"] == "1.2e-07"
+        assert g["gemm_fp32"].attrs["unit"] == "Gflop/s"
+        assert list(g["gemm_fp32"][()]) == [1.0 / 3, 2.5, 0.1]  # bit for bit
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert fitted(tmp_path / "a", src)["rates"] == fitted(tmp_path / "b", h5)["rates"]
+    # And back: HDF5 to JSON gives the same document.
+    back = tmp_path / "back.json"
+    assert subprocess.run([convert, str(h5), "-o", str(back)]).returncode == 0
+    assert json.loads(back.read_text()) == json.loads(src.read_text())
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{", "not JSON"),
+    ('{"attributes": {"schema": "simcore-calibration-trace/1"}, "benchmarks": {"cuda": {"parameters": {}, '
+     '"datasets": {"gemm_fp32": {"unit": "Gflop/s", "shape": [2], "values": [1]}}}}}',
+     "benchmarks.cuda.datasets.gemm_fp32.values holds 1 numbers; expected 2"),
+])
+def test_trace_convert_refuses_bad_json_and_writes_nothing(tmp_path, text, message):
+    src = tmp_path / "bad.json"
+    src.write_text(text)
+    out = tmp_path / "out.h5"
+    res = subprocess.run([str(BIN / "calib_trace_convert"), str(src), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 2
+    assert str(src) in res.stderr and message in res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json"]
+
+
+def test_trace_convert_never_overwrites(tmp_path):
+    src = tmp_path / "cuda.json"
+    cuda_trace_as_the_device_writes_it(src, {"gemm_fp32": [1.0]})
+    out = tmp_path / "cuda.h5"
+    out.write_text("kept")
+    res = subprocess.run([str(BIN / "calib_trace_convert"), str(src), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 2 and "exists already" in res.stderr
+    assert out.read_text() == "kept"
 
 
 @pytest.mark.parametrize("structures, rows", [

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -36,17 +37,23 @@ struct Trace {
   std::map<std::string, Benchmark> benchmarks;
 };
 
-/** Writes `trace` to `path` through a temporary file renamed at the end. */
+/** Writes `trace` to `path` through a temporary file renamed at the end: HDF5, or the JSON
+ *  form (trace_json.hpp) where the path ends in ".json". */
 void write_trace(const std::string& path, const Trace& trace);
 /** write_trace for a benchmark's main: 0 when written, else the error on stderr and 2. */
 int write_trace_or_report(const std::string& path, const Trace& trace);
 
-/** Reads a trace; throws simcore::InputError naming the file and what is missing. */
+/** Reads a trace (HDF5, or JSON where the path ends in ".json"); throws simcore::InputError naming the file and what is missing. */
 Trace read_trace(const std::string& path);
 
 /** A number as a parameter (a string attribute) keeps it: 9 significant digits, where
  *  std::to_string writes six decimals (1.5e-7 s would read back as 0). */
-std::string parameter_number(double v);
+inline std::string parameter_number(double v)
+{
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
 
 /** Root attributes of this machine and build: host, cpu_model, isa (the AVX-512/SVE/...
  *  flags the CPU reports), gpu, compiler, flags, date (UTC), git_revision, schema. */

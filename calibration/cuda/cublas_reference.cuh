@@ -1,0 +1,97 @@
+/* cuBLAS as the reference of the GEMM kernels, loaded at run time (dlopen), so that calib_cuda
+ * neither links nor needs it: where the library is found (SIMCORE_CUBLAS names the file, else
+ * the loader's search path), its SGEMM (FP32) and GemmEx with TF32 compute are checked and
+ * timed beside our kernels; where not, the run says so and goes on without them. */
+#pragma once
+
+#include <cublas_api.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace calibration_cuda {
+
+class CublasReference {
+public:
+  CublasReference()
+  {
+    const char* named = std::getenv("SIMCORE_CUBLAS");
+    for (const char* name : {named, "libcublas.so.13", "libcublas.so.12", "libcublas.so"}) {
+      if (!name || !*name)
+        continue;
+      lib_ = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (lib_) {
+        path_ = name;
+        break;
+      }
+      if (name == named) { // asked for and not loaded: say why, try no other
+        why_ = std::string("SIMCORE_CUBLAS=") + name + ": " + dlerror();
+        return;
+      }
+    }
+    if (!lib_) {
+      why_ = "libcublas.so not found (SIMCORE_CUBLAS=/path/to/libcublas.so.N names it)";
+      return;
+    }
+    create_ = reinterpret_cast<Create>(dlsym(lib_, "cublasCreate_v2"));
+    destroy_ = reinterpret_cast<Destroy>(dlsym(lib_, "cublasDestroy_v2"));
+    sgemm_ = reinterpret_cast<Sgemm>(dlsym(lib_, "cublasSgemm_v2"));
+    gemm_ex_ = reinterpret_cast<GemmEx>(dlsym(lib_, "cublasGemmEx"));
+    if (!create_ || !destroy_ || !sgemm_ || !gemm_ex_) {
+      why_ = path_ + " lacks cublasCreate_v2, cublasDestroy_v2, cublasSgemm_v2 or cublasGemmEx";
+      return;
+    }
+    if (create_(&handle_) != CUBLAS_STATUS_SUCCESS) {
+      why_ = path_ + ": cublasCreate failed";
+      handle_ = nullptr;
+    }
+  }
+  ~CublasReference()
+  {
+    if (handle_)
+      destroy_(handle_);
+    // The library stays loaded: the runtime may still call into it at exit.
+  }
+  CublasReference(const CublasReference&) = delete;
+  CublasReference& operator=(const CublasReference&) = delete;
+
+  bool available() const { return handle_ != nullptr; }
+  /** Why it is not available; empty when it is. */
+  const std::string& why_not() const { return why_; }
+  const std::string& path() const { return path_; }
+
+  /** Row-major C = A B (m x k times k x n) in FP32; cuBLAS is column-major, so it computes
+   *  C^T = B^T A^T on the same memory. */
+  bool sgemm(int m, int n, int k, const float* a, const float* b, float* c) const
+  {
+    const float one = 1, zero = 0;
+    return sgemm_(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n) == CUBLAS_STATUS_SUCCESS;
+  }
+  /** The same with the inputs rounded to TF32 on the tensor cores, FP32 accumulation. */
+  bool gemm_tf32(int m, int n, int k, const float* a, const float* b, float* c) const
+  {
+    const float one = 1, zero = 0;
+    return gemm_ex_(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_32F, n, a, CUDA_R_32F, k, &zero, c,
+                    CUDA_R_32F, n, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+  }
+
+private:
+  using Create = cublasStatus_t (*)(cublasHandle_t*);
+  using Destroy = cublasStatus_t (*)(cublasHandle_t);
+  using Sgemm = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float*,
+                                   const float*, int, const float*, int, const float*, float*, int);
+  using GemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                                    const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
+                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+  void* lib_ = nullptr;
+  std::string path_, why_;
+  cublasHandle_t handle_ = nullptr;
+  Create create_ = nullptr;
+  Destroy destroy_ = nullptr;
+  Sgemm sgemm_ = nullptr;
+  GemmEx gemm_ex_ = nullptr;
+};
+
+} // namespace calibration_cuda

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# On a GPU machine without the project's build (a borrowed device, a bare node): checks the CUDA
+# kernels against their CPU references, then times them, with cuBLAS as the reference where a
+# copy of it is found, and leaves in OUT_DIR (default: $OUT where set, else ./cuda-run):
+#   check.txt, run.txt   what calib_cuda_device printed (checks; rates and shares)
+#   cuda.json            the trace's JSON form: calib_trace_convert cuda.json -o cuda.h5
+#   nvidia-smi.txt       the device, its driver and clocks
+# Build the binary first where nvcc is (cuda/build_for_device.sh) and bring
+# build/bin/calib_cuda_device along. Exit status: calib_cuda_device's (77: no GPU).
+#   calibration/cuda/run_on_device.sh [OUT_DIR [calib_cuda options: --size N --repetitions R]]
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${CALIB_CUDA:-$root/build/bin/calib_cuda_device}
+out=${1:-${OUT:-cuda-run}}
+[ $# -gt 0 ] && shift
+[ -x "$bin" ] || { echo "run_on_device.sh: $bin not found; build it with calibration/cuda/build_for_device.sh" >&2; exit 2; }
+mkdir -p "$out"
+nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" >>"$out/nvidia-smi.txt"
+if [ -z "${SIMCORE_CUBLAS:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcublas\.so\.1[0-9] '; then
+  # Not on the loader's path: a copy that a Python package (PyTorch's nvidia-cublas) brought.
+  lib=$(find /usr /opt -name 'libcublas.so.1[0-9]' 2>/dev/null | sort -r | head -n 1)
+  [ -n "$lib" ] && export SIMCORE_CUBLAS=$lib
+fi
+"$bin" --check 2>&1 | tee "$out/check.txt"
+rc=${PIPESTATUS[0]}
+[ "$rc" -eq 0 ] || exit "$rc"
+"$bin" -o "$out/cuda.json" "$@" 2>&1 | tee "$out/run.txt"
+exit "${PIPESTATUS[0]}"

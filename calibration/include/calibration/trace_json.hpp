@@ -1,0 +1,34 @@
+/* A trace as JSON: the same content as the HDF5 file (root attributes, one object per
+ * benchmark with its parameters and datasets), for machines without the HDF5 library (the
+ * GPU benchmark built for a bare machine writes it) and for reading by eye. Layout:
+ *   {"attributes": {"schema": "simcore-calibration-trace/1", "host": ..., ...},
+ *    "benchmarks": {"cuda": {"parameters": {"device": ...},
+ *                            "datasets": {"gemm_fp32": {"unit": "Gflop/s", "shape": [5],
+ *                                                       "values": [...]}}}}}
+ * A value that is not a number is written null and read back as NaN. `calib_trace_convert`
+ * turns one form into the other; read_trace and write_trace take either, by extension. */
+#pragma once
+
+#include "calibration/trace_file.hpp"
+
+#include <string>
+
+namespace calibration {
+
+/** True when `path` names a JSON trace (it ends in ".json"). */
+bool is_json_trace_path(const std::string& path);
+
+/** The trace as JSON text (doubles written so that they read back bit for bit). */
+std::string trace_to_json_text(const Trace& trace);
+
+/** Parses a JSON trace; throws simcore::InputError naming `where` (a file), the element at
+ *  fault and what was expected. */
+Trace trace_from_json_text(const std::string& text, const std::string& where);
+
+/** Writes the JSON form to `path` through a temporary file renamed at the end. */
+void write_trace_json(const std::string& path, const Trace& trace);
+
+/** Reads a JSON trace; throws simcore::InputError as trace_from_json_text. */
+Trace read_trace_json(const std::string& path);
+
+} // namespace calibration

@@ -1,0 +1,169 @@
+#include "calibration/trace_json.hpp"
+
+#include <simcore/error.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <unistd.h>
+
+namespace calibration {
+
+namespace {
+
+using nlohmann::json;
+
+enum class Kind { kObject, kArray, kString };
+
+const char* expected(Kind kind)
+{
+  return kind == Kind::kObject ? "an object" : kind == Kind::kArray ? "an array" : "a string";
+}
+
+/** object[key], which must exist and be of `kind`; `path` names `object` in the messages. */
+const json& member(const json& object, const char* key, Kind kind, const std::string& where, const std::string& path)
+{
+  const auto it = object.find(key);
+  if (it == object.end())
+    throw simcore::InputError(where, path + ": no '" + key + "'; expected " + expected(kind));
+  const bool ok = kind == Kind::kObject ? it->is_object() : kind == Kind::kArray ? it->is_array() : it->is_string();
+  if (!ok)
+    throw simcore::InputError(where, path + "." + key + " is " + it->type_name() + "; expected " + expected(kind));
+  return *it;
+}
+
+std::map<std::string, std::string> text_map(const json& object, const std::string& where, const std::string& path)
+{
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : object.items()) {
+    if (!v.is_string())
+      throw simcore::InputError(where, path + "." + k + " is " + v.type_name() + "; expected a string");
+    out[k] = v.get<std::string>();
+  }
+  return out;
+}
+
+Dataset dataset_of(const json& d, const std::string& where, const std::string& path)
+{
+  if (!d.is_object())
+    throw simcore::InputError(where, path + " is " + std::string(d.type_name()) + "; expected an object");
+  Dataset out;
+  out.unit = member(d, "unit", Kind::kString, where, path).get<std::string>();
+  const json& shape = member(d, "shape", Kind::kArray, where, path);
+  if (shape.empty() || shape.size() > 2)
+    throw simcore::InputError(where, path + ".shape has " + std::to_string(shape.size()) +
+                                         " dimensions; expected 1 or 2");
+  std::size_t count = 1;
+  for (const auto& s : shape) {
+    if (!s.is_number_unsigned())
+      throw simcore::InputError(where, path + ".shape holds " + s.dump() + "; expected counts (integers >= 0)");
+    out.shape.push_back(s.get<std::size_t>());
+    count *= out.shape.back();
+  }
+  const json& values = member(d, "values", Kind::kArray, where, path);
+  if (values.size() != count)
+    throw simcore::InputError(where, path + ".values holds " + std::to_string(values.size()) +
+                                         " numbers; expected " + std::to_string(count) + " (the product of its shape)");
+  out.values.reserve(count);
+  for (const auto& v : values) {
+    if (v.is_null())
+      out.values.push_back(std::numeric_limits<double>::quiet_NaN());
+    else if (v.is_number())
+      out.values.push_back(v.get<double>());
+    else
+      throw simcore::InputError(where, path + ".values holds " + v.dump() + "; expected numbers (null: not a number)");
+  }
+  return out;
+}
+
+} // namespace
+
+bool is_json_trace_path(const std::string& path)
+{
+  return path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+}
+
+std::string trace_to_json_text(const Trace& trace)
+{
+  json root;
+  root["attributes"] = trace.attributes;
+  json benchmarks = json::object();
+  for (const auto& [name, b] : trace.benchmarks) {
+    json datasets = json::object();
+    for (const auto& [dname, d] : b.datasets) {
+      json values = json::array();
+      for (double v : d.values)
+        values.push_back(std::isfinite(v) ? json(v) : json(nullptr));
+      datasets[dname] = {{"unit", d.unit}, {"shape", d.shape}, {"values", std::move(values)}};
+    }
+    benchmarks[name] = {{"parameters", b.parameters}, {"datasets", std::move(datasets)}};
+  }
+  root["benchmarks"] = std::move(benchmarks);
+  return root.dump() + "\n";
+}
+
+Trace trace_from_json_text(const std::string& text, const std::string& where)
+{
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw simcore::InputError(where, std::string("not JSON (") + e.what() + "); expected a calibration trace");
+  }
+  if (!root.is_object())
+    throw simcore::InputError(where, std::string("the document is ") + root.type_name() + "; expected an object");
+  Trace t;
+  t.attributes = text_map(member(root, "attributes", Kind::kObject, where, "trace"), where, "attributes");
+  if (t.attributes["schema"] != kTraceSchema)
+    throw simcore::InputError(where, "attributes.schema is '" + t.attributes["schema"] + "'; expected '" +
+                                         kTraceSchema + "'");
+  for (const auto& [name, b] : member(root, "benchmarks", Kind::kObject, where, "trace").items()) {
+    const std::string path = "benchmarks." + name;
+    if (!b.is_object())
+      throw simcore::InputError(where, path + " is " + std::string(b.type_name()) + "; expected an object");
+    Benchmark bm;
+    bm.name = name;
+    bm.parameters = text_map(member(b, "parameters", Kind::kObject, where, path), where, path + ".parameters");
+    for (const auto& [dname, d] : member(b, "datasets", Kind::kObject, where, path).items())
+      bm.datasets[dname] = dataset_of(d, where, path + ".datasets." + dname);
+    t.benchmarks[name] = std::move(bm);
+  }
+  return t;
+}
+
+void write_trace_json(const std::string& path, const Trace& trace)
+{
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out)
+      throw simcore::InputError(path, "cannot create the trace file; expected a writable path");
+    out << trace_to_json_text(trace);
+    if (!out.flush()) {
+      std::filesystem::remove(tmp);
+      throw simcore::InputError(path, "cannot write the trace file");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    throw simcore::InputError(path, "cannot write the trace file (" + ec.message() + ")");
+  }
+}
+
+Trace read_trace_json(const std::string& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw simcore::InputError(path, "no such trace file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return trace_from_json_text(text.str(), path);
+}
+
+} // namespace calibration

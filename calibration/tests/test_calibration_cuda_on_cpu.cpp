@@ -1,0 +1,218 @@
+/* calib_cuda's kernels run on the CPU (cuda_on_cpu.hpp): each GEMM, the convolution in both
+ * layouts and the peak kernels against references, with the launch shapes calib_cuda uses, and
+ * no WMMA rule broken. What the GPU adds (speed, the hardware's own rounding order) is checked
+ * where one is: `calib_cuda --check`. */
+#include "cuda_on_cpu.hpp"
+
+#include "../cuda/conv3d_kernel.cuh"
+#include "../cuda/gemm_kernels.cuh"
+#include "../cuda/peak_kernels.cuh"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
+
+namespace {
+
+using namespace calibration_cuda;
+
+std::vector<float> random_values(std::size_t n, unsigned seed)
+{
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(n);
+  for (auto& x : v)
+    x = u(rng);
+  return v;
+}
+
+/** Row-major C = A B in double, from inputs optionally rounded to TF32 first. */
+std::vector<float> gemm_reference(int m, int n, int k, std::vector<float> a, std::vector<float> b, bool tf32)
+{
+  if (tf32) {
+    for (auto& x : a)
+      x = nvcuda::wmma::__float_to_tf32(x);
+    for (auto& x : b)
+      x = nvcuda::wmma::__float_to_tf32(x);
+  }
+  std::vector<float> c(static_cast<std::size_t>(m) * n);
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < n; j++) {
+      double acc = 0;
+      for (int p = 0; p < k; p++)
+        acc += static_cast<double>(a[static_cast<std::size_t>(i) * k + p]) * b[static_cast<std::size_t>(p) * n + j];
+      c[static_cast<std::size_t>(i) * n + j] = static_cast<float>(acc);
+    }
+  return c;
+}
+
+double max_abs_diff(const std::vector<float>& x, const std::vector<float>& y)
+{
+  double worst = 0;
+  for (std::size_t i = 0; i < x.size(); i++)
+    worst = std::max(worst, std::isfinite(x[i]) ? std::abs(static_cast<double>(x[i]) - y[i]) : INFINITY);
+  return worst;
+}
+
+/** Allocations aligned as cudaMalloc's (256 bytes), so that alignment rules are checked. */
+struct Buffer {
+  std::vector<float> storage;
+  float* p;
+  explicit Buffer(const std::vector<float>& v) : storage(v.size() + 64, NAN)
+  {
+    auto addr = reinterpret_cast<std::uintptr_t>(storage.data());
+    p = storage.data() + ((256 - addr % 256) % 256) / sizeof(float);
+    std::copy(v.begin(), v.end(), p);
+  }
+  std::vector<float> values(std::size_t n) const { return std::vector<float>(p, p + n); }
+};
+
+void require_no_violation()
+{
+  auto& v = cuda_on_cpu::violations();
+  INFO((v.empty() ? std::string() : v.front()));
+  REQUIRE(v.empty());
+}
+
+/** Runs one GEMM kernel with calib_cuda's launch shape; the product, NaN where unwritten. */
+template <class Launch>
+std::vector<float> run_gemm(int m, int n, const std::vector<float>& a, const std::vector<float>& b, Launch launch)
+{
+  cuda_on_cpu::violations().clear();
+  Buffer da(a), db(b), dc(std::vector<float>(static_cast<std::size_t>(m) * n, NAN));
+  launch(da.p, db.p, dc.p);
+  require_no_violation();
+  return dc.values(static_cast<std::size_t>(m) * n);
+}
+
+dim3 tiles(long rows, long cols, int tr, int tc)
+{
+  return dim3(static_cast<unsigned>((cols + tc - 1) / tc), static_cast<unsigned>((rows + tr - 1) / tr));
+}
+
+} // namespace
+
+TEST_CASE("CUDA FP32 GEMMs on the CPU: plain on ragged sizes, blocked on its multiples", "[calibration][cuda]")
+{
+  {
+    const int m = 67, n = 45, k = 70;
+    const auto a = random_values(m * k, 1), b = random_values(k * n, 2);
+    const auto c = run_gemm(m, n, a, b, [&](const float* da, const float* db, float* dc) {
+      cuda_on_cpu::launch(tiles(m, n, kTile, kTile), dim3(kTile, kTile), sgemm_tiled, m, n, k, da, db, dc);
+    });
+    CHECK(max_abs_diff(c, gemm_reference(m, n, k, a, b, false)) < 1e-5);
+  }
+  {
+    const int m = 256, n = 256, k = 80; // 2 x 2 blocks, 10 slices of the reduction
+    const auto a = random_values(m * k, 3), b = random_values(k * n, 4);
+    const auto c = run_gemm(m, n, a, b, [&](const float* da, const float* db, float* dc) {
+      cuda_on_cpu::launch(tiles(m, n, kBlockedM, kBlockedN), dim3(kBlockedThreads), sgemm_blocked, m, n, k, da, db, dc);
+    });
+    CHECK(max_abs_diff(c, gemm_reference(m, n, k, a, b, false)) < 1e-5); // NaN where a value was not written
+  }
+}
+
+TEST_CASE("CUDA TF32 WMMA GEMMs on the CPU give the product of the rounded inputs", "[calibration][cuda]")
+{
+  {
+    const int m = 96, n = 48, k = 80;
+    const auto a = random_values(m * k, 5), b = random_values(k * n, 6);
+    const auto c = run_gemm(m, n, a, b, [&](const float* da, const float* db, float* dc) {
+      cuda_on_cpu::launch(tiles(m, n, 16, 16), dim3(32), gemm_tf32_wmma, m, n, k, da, db, dc);
+    });
+    CHECK(max_abs_diff(c, gemm_reference(m, n, k, a, b, true)) < 1e-5);
+    CHECK(max_abs_diff(c, gemm_reference(m, n, k, a, b, false)) > 1e-5); // TF32 did round
+  }
+  {
+    const int m = 256, n = 256, k = 96; // 2 x 2 blocks of 8 warps, 3 slices of the reduction
+    const auto a = random_values(m * k, 7), b = random_values(k * n, 8);
+    const auto c = run_gemm(m, n, a, b, [&](const float* da, const float* db, float* dc) {
+      cuda_on_cpu::launch(tiles(m, n, kWmmaM, kWmmaN), dim3(kWmmaThreads), gemm_tf32_wmma_blocked, m, n, k, da, db, dc);
+    });
+    CHECK(max_abs_diff(c, gemm_reference(m, n, k, a, b, true)) < 1e-5);
+    CHECK(max_abs_diff(c, gemm_reference(m, n, k, a, b, false)) < 1e-2);
+  }
+}
+
+TEST_CASE("CUDA implicit-GEMM convolution on the CPU in both layouts", "[calibration][cuda]")
+{
+  const calibration::ConvShape q{2, 3, 6, 7, 5, 20, 3, 2, 3}; // 20 filters: two column blocks
+  const auto in = random_values(static_cast<std::size_t>(q.n) * q.c * q.d * q.h * q.w, 9);
+  const auto wt = random_values(static_cast<std::size_t>(q.k) * q.gemm_k(), 10);
+  for (bool last : {false, true}) {
+    cuda_on_cpu::violations().clear();
+    Buffer din(in), dw(wt), dout(std::vector<float>(static_cast<std::size_t>(q.gemm_m()) * q.k, NAN));
+    cuda_on_cpu::launch(tiles(q.gemm_m(), q.k, kConvTile, kConvTile), dim3(kConvTile, kConvTile), conv3d_implicit_gemm,
+                        q, last, static_cast<const float*>(din.p), static_cast<const float*>(dw.p), dout.p);
+    require_no_violation();
+    // The direct convolution, in the layout's own order.
+    double worst = 0;
+    for (int n = 0; n < q.n; n++)
+      for (int k = 0; k < q.k; k++)
+        for (int d = 0; d < q.od(); d++)
+          for (int h = 0; h < q.oh(); h++)
+            for (int w = 0; w < q.ow(); w++) {
+              double acc = 0;
+              for (int c = 0; c < q.c; c++)
+                for (int t = 0; t < q.t; t++)
+                  for (int r = 0; r < q.r; r++)
+                    for (int s = 0; s < q.s; s++)
+                      acc += static_cast<double>(in[calibration::input_index(q, last, n, c, d + t, h + r, w + s)]) *
+                             wt[static_cast<std::size_t>(k) * q.gemm_k() + ((c * q.t + t) * q.r + r) * q.s + s];
+              const float got = dout.p[calibration::output_index(q, last, n, k, d, h, w)];
+              worst = std::max(worst, std::isfinite(got) ? std::abs(got - acc) : INFINITY);
+            }
+    INFO((last ? "NDHWC" : "NCDHW"));
+    CHECK(worst < 1e-5);
+  }
+}
+
+TEST_CASE("CUDA peak kernels on the CPU compute what calib_cuda checks them against", "[calibration][cuda]")
+{
+  cuda_on_cpu::violations().clear();
+  const float x = 0.999999f, y = 1e-6f;
+  Buffer out(std::vector<float>(kPeakThreads, NAN));
+  cuda_on_cpu::launch(dim3(1), dim3(kPeakThreads), fp32_fma_peak, x, y, out.p);
+  for (int t : {0, 1, 77, kPeakThreads - 1}) {
+    float v[kPeakChains], s = 0;
+    for (int i = 0; i < kPeakChains; i++)
+      v[i] = fma_start(t, i);
+    for (int it = 0; it < kPeakFmaIterations; it++)
+      for (int i = 0; i < kPeakChains; i++)
+        v[i] = std::fmaf(v[i], x, y);
+    for (int i = 0; i < kPeakChains; i++)
+      s += v[i];
+    CHECK(out.p[t] == s);
+  }
+  // TF32 fragments of -1, 0, 1: the sums stay exact, so every warp's tile is the product times
+  // the products it summed.
+  std::vector<float> src(256);
+  std::mt19937 rng(11);
+  for (auto& v : src)
+    v = static_cast<float>(static_cast<int>(rng() % 3) - 1);
+  Buffer dsrc(src), dout(std::vector<float>(2 * 256, NAN));
+  cuda_on_cpu::launch(dim3(1), dim3(64), tf32_mma_peak, static_cast<const float*>(dsrc.p), dout.p); // two warps
+  require_no_violation();
+  auto ref = gemm_reference(16, 16, 8, std::vector<float>(src.begin(), src.begin() + 128),
+                            std::vector<float>(src.begin() + 128, src.end()), false);
+  for (auto& r : ref)
+    r *= static_cast<float>(kPeakMmaChains) * kPeakMmaIterations;
+  CHECK(max_abs_diff(dout.values(256), ref) == 0);
+  CHECK(max_abs_diff(std::vector<float>(dout.p + 256, dout.p + 512), ref) == 0);
+}
+
+TEST_CASE("the CUDA-on-CPU emulation reports a misaligned WMMA tile", "[calibration][cuda]")
+{
+  cuda_on_cpu::violations().clear();
+  std::vector<float> storage(512, 1.0f);
+  auto addr = reinterpret_cast<std::uintptr_t>(storage.data());
+  const float* aligned = storage.data() + ((32 - addr % 32) % 32) / sizeof(float);
+  nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 8, nvcuda::wmma::precision::tf32, nvcuda::wmma::row_major> f;
+  nvcuda::wmma::load_matrix_sync(f, aligned, 8);
+  CHECK(cuda_on_cpu::violations().empty());
+  nvcuda::wmma::load_matrix_sync(f, aligned + 4, 8);
+  nvcuda::wmma::load_matrix_sync(f, aligned, 6);
+  CHECK(cuda_on_cpu::violations().size() == 2);
+  cuda_on_cpu::violations().clear();
+}

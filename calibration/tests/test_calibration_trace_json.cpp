@@ -1,0 +1,121 @@
+/* The JSON form of a trace: bit-exact round trips through JSON and on to HDF5 and back, and
+ * clear errors for malformed documents (the element at fault and what was expected). */
+#include <calibration/trace_file.hpp>
+#include <calibration/trace_json.hpp>
+
+#include <simcore/error.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+calibration::Trace sample_trace()
+{
+  calibration::Trace t;
+  t.attributes = calibration::machine_attributes();
+  t.attributes["gpu"] = "Test GPU";
+  // Values a decimal text of few digits would not give back exactly.
+  t.benchmarks["cuda"] = {"cuda",
+                          {{"device", "Test GPU"}, {"compute_capability", "9.0"}},
+                          {{"gemm_fp32", {{0.1, 1.0 / 3.0, 2.0 / 7.0 * 1e5}, {3}, "Gflop/s"}},
+                           {"check_error", {{1e-300, std::numeric_limits<double>::quiet_NaN(), 4.9e-324, -0.0}, {2, 2}, "1"}}}};
+  t.benchmarks["stream"] = {"stream", {}, {}};
+  return t;
+}
+
+void require_same(const calibration::Trace& a, const calibration::Trace& b)
+{
+  REQUIRE(a.attributes == b.attributes);
+  REQUIRE(a.benchmarks.size() == b.benchmarks.size());
+  for (const auto& [name, ba] : a.benchmarks) {
+    const auto& bb = b.benchmarks.at(name);
+    CHECK(bb.name == name);
+    CHECK(ba.parameters == bb.parameters);
+    REQUIRE(ba.datasets.size() == bb.datasets.size());
+    for (const auto& [dname, da] : ba.datasets) {
+      const auto& db = bb.datasets.at(dname);
+      CHECK(da.unit == db.unit);
+      CHECK(da.shape == db.shape);
+      REQUIRE(da.values.size() == db.values.size());
+      for (std::size_t i = 0; i < da.values.size(); i++) {
+        if (std::isnan(da.values[i]))
+          CHECK(std::isnan(db.values[i]));
+        else
+          CHECK(std::memcmp(&da.values[i], &db.values[i], sizeof(double)) == 0); // bit for bit
+      }
+    }
+  }
+}
+
+std::string error_of(const std::string& text)
+{
+  try {
+    calibration::trace_from_json_text(text, "t.json");
+  } catch (const simcore::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const std::string kAttrs = R"("attributes": {"schema": "simcore-calibration-trace/1"})";
+
+} // namespace
+
+TEST_CASE("a trace goes through JSON and on to HDF5 bit for bit", "[calibration]")
+{
+  const auto t = sample_trace();
+  const auto back = calibration::trace_from_json_text(calibration::trace_to_json_text(t), "memory");
+  require_same(t, back);
+
+  const std::string stem = "trace_json_" + std::to_string(getpid());
+  calibration::write_trace(stem + ".json", t); // by extension: the JSON form
+  calibration::write_trace(stem + ".h5", calibration::read_trace(stem + ".json"));
+  const auto from_h5 = calibration::read_trace(stem + ".h5");
+  CHECK(calibration::is_json_trace_path(stem + ".json"));
+  CHECK_FALSE(calibration::is_json_trace_path(stem + ".h5"));
+  std::remove((stem + ".json").c_str());
+  std::remove((stem + ".h5").c_str());
+  require_same(t, from_h5);
+}
+
+TEST_CASE("malformed JSON traces name the element and what was expected", "[calibration]")
+{
+  CHECK(error_of("{") .find("t.json: not JSON") == 0);
+  CHECK(error_of("[]") == "t.json: the document is array; expected an object");
+  CHECK(error_of(R"({"benchmarks": {}})") == "t.json: trace: no 'attributes'; expected an object");
+  CHECK(error_of(R"({"attributes": {"schema": "other/2"}, "benchmarks": {}})") ==
+        "t.json: attributes.schema is 'other/2'; expected 'simcore-calibration-trace/1'");
+  CHECK(error_of(R"({"attributes": {"schema": "simcore-calibration-trace/1", "host": 3}, "benchmarks": {}})") ==
+        "t.json: attributes.host is number; expected a string");
+  CHECK(error_of("{" + kAttrs + R"(, "benchmarks": {"cuda": {"parameters": {}}}})") ==
+        "t.json: benchmarks.cuda: no 'datasets'; expected an object");
+  const std::string d = "{" + kAttrs + R"(, "benchmarks": {"cuda": {"parameters": {}, "datasets": {"g": )";
+  CHECK(error_of(d + R"({"unit": "s", "shape": [2, 2], "values": [1, 2, 3]}}}}})") ==
+        "t.json: benchmarks.cuda.datasets.g.values holds 3 numbers; expected 4 (the product of its shape)");
+  CHECK(error_of(d + R"({"unit": "s", "shape": [1, 1, 1], "values": [1]}}}}})") ==
+        "t.json: benchmarks.cuda.datasets.g.shape has 3 dimensions; expected 1 or 2");
+  CHECK(error_of(d + R"({"unit": "s", "shape": [-1], "values": []}}}}})") ==
+        "t.json: benchmarks.cuda.datasets.g.shape holds -1; expected counts (integers >= 0)");
+  CHECK(error_of(d + R"({"unit": "s", "shape": [1], "values": ["x"]}}}}})") ==
+        "t.json: benchmarks.cuda.datasets.g.values holds \"x\"; expected numbers (null: not a number)");
+  CHECK(error_of(d + R"({"shape": [1], "values": [1]}}}}})") ==
+        "t.json: benchmarks.cuda.datasets.g: no 'unit'; expected a string");
+}
+
+TEST_CASE("a JSON trace that cannot be written leaves nothing behind", "[calibration]")
+{
+  const std::string dir = "trace_json_dir_" + std::to_string(getpid());
+  std::filesystem::create_directory(dir);
+  const std::string target = dir + "/missing/t.json";
+  CHECK_THROWS_AS(calibration::write_trace(target, sample_trace()), simcore::InputError);
+  CHECK(std::filesystem::is_empty(dir));
+  std::filesystem::remove_all(dir);
+}
