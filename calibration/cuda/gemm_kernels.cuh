@@ -14,6 +14,22 @@ namespace calibration_cuda {
 
 constexpr int kTile = 16; // plain kernels: 16 x 16 threads, one element of C each
 
+#ifndef SIMCORE_CUDA_CHECK_ALIGNED // the CPU emulation of the tests checks; the GPU faults
+#define SIMCORE_CUDA_CHECK_ALIGNED(pointer, bytes)
+#endif
+
+/** Four floats at once (one 16-byte access): `p` must be 16-byte aligned. */
+__device__ inline float4 load_float4(const float* p)
+{
+  SIMCORE_CUDA_CHECK_ALIGNED(p, 16);
+  return *reinterpret_cast<const float4*>(p);
+}
+__device__ inline void store_float4(float* p, float4 v)
+{
+  SIMCORE_CUDA_CHECK_ALIGNED(p, 16);
+  *reinterpret_cast<float4*>(p) = v;
+}
+
 __global__ void sgemm_tiled(int m, int n, int k, const float* a, const float* b, float* c)
 {
   __shared__ float as[kTile][kTile], bs[kTile][kTile];
@@ -48,21 +64,20 @@ __global__ void __launch_bounds__(kBlockedThreads) sgemm_blocked(int /*m: the gr
   const int a_row = t / 2, a_col = (t % 2) * 4, b_row = t / 32, b_col = (t % 32) * 4;
   float acc[8][8] = {};
   for (int p0 = 0; p0 < k; p0 += kBlockedK) {
-    const float4 av = *reinterpret_cast<const float4*>(a + static_cast<long>(row0 + a_row) * k + p0 + a_col);
+    const float4 av = load_float4(a + static_cast<long>(row0 + a_row) * k + p0 + a_col);
     as[a_col + 0][a_row] = av.x;
     as[a_col + 1][a_row] = av.y;
     as[a_col + 2][a_row] = av.z;
     as[a_col + 3][a_row] = av.w;
-    *reinterpret_cast<float4*>(&bs[b_row][b_col]) =
-        *reinterpret_cast<const float4*>(b + static_cast<long>(p0 + b_row) * n + col0 + b_col);
+    store_float4(&bs[b_row][b_col], load_float4(b + static_cast<long>(p0 + b_row) * n + col0 + b_col));
     __syncthreads();
 #pragma unroll
     for (int p = 0; p < kBlockedK; p++) {
-      float ar[8], br[8];
-      *reinterpret_cast<float4*>(&ar[0]) = *reinterpret_cast<const float4*>(&as[p][ty * 4]);
-      *reinterpret_cast<float4*>(&ar[4]) = *reinterpret_cast<const float4*>(&as[p][ty * 4 + 64]);
-      *reinterpret_cast<float4*>(&br[0]) = *reinterpret_cast<const float4*>(&bs[p][tx * 4]);
-      *reinterpret_cast<float4*>(&br[4]) = *reinterpret_cast<const float4*>(&bs[p][tx * 4 + 64]);
+      __align__(16) float ar[8], br[8];
+      store_float4(&ar[0], load_float4(&as[p][ty * 4]));
+      store_float4(&ar[4], load_float4(&as[p][ty * 4 + 64]));
+      store_float4(&br[0], load_float4(&bs[p][tx * 4]));
+      store_float4(&br[4], load_float4(&bs[p][tx * 4 + 64]));
 #pragma unroll
       for (int i = 0; i < 8; i++)
 #pragma unroll
@@ -77,8 +92,8 @@ __global__ void __launch_bounds__(kBlockedThreads) sgemm_blocked(int /*m: the gr
 #pragma unroll
     for (int half = 0; half < 2; half++) {
       const int col = col0 + tx * 4 + half * 64;
-      *reinterpret_cast<float4*>(c + static_cast<long>(row) * n + col) =
-          make_float4(acc[i][half * 4 + 0], acc[i][half * 4 + 1], acc[i][half * 4 + 2], acc[i][half * 4 + 3]);
+      store_float4(c + static_cast<long>(row) * n + col,
+                   make_float4(acc[i][half * 4 + 0], acc[i][half * 4 + 1], acc[i][half * 4 + 2], acc[i][half * 4 + 3]));
     }
   }
 }
@@ -106,6 +121,15 @@ __global__ void gemm_tf32_wmma(int /*m: the grid*/, int n, int k, const float* a
   wmma::store_matrix_sync(c + static_cast<long>(tile_row) * n + tile_col, acc, n, wmma::mem_row_major);
 #endif
 }
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800 // where WMMA has TF32
+/** Four floats rounded to TF32 (to nearest), as the tensor cores should read them. */
+__device__ inline float4 to_tf32(float4 v)
+{
+  using nvcuda::wmma::__float_to_tf32;
+  return make_float4(__float_to_tf32(v.x), __float_to_tf32(v.y), __float_to_tf32(v.z), __float_to_tf32(v.w));
+}
+#endif
 
 /* Blocked TF32: a block of 8 warps computes 128 x 128 of C over slices of 32 of the reduction,
  * staged in shared memory (rounded to TF32 on the way in); the warps form a 2 x 4 grid, each
@@ -135,13 +159,11 @@ __global__ void __launch_bounds__(kWmmaThreads) gemm_tf32_wmma_blocked(int /*m: 
     for (int it = 0; it < 4; it++) {
       const int idx = t + it * kWmmaThreads;
       const int ar = idx / 8, ac = (idx % 8) * 4;
-      float4 v = *reinterpret_cast<const float4*>(a + static_cast<long>(row0 + ar) * k + p0 + ac);
-      *reinterpret_cast<float4*>(&as[ar][ac]) = make_float4(wmma::__float_to_tf32(v.x), wmma::__float_to_tf32(v.y),
-                                                            wmma::__float_to_tf32(v.z), wmma::__float_to_tf32(v.w));
+      float4 v = load_float4(a + static_cast<long>(row0 + ar) * k + p0 + ac);
+      store_float4(&as[ar][ac], to_tf32(v));
       const int br = idx / 32, bc = (idx % 32) * 4;
-      v = *reinterpret_cast<const float4*>(b + static_cast<long>(p0 + br) * n + col0 + bc);
-      *reinterpret_cast<float4*>(&bs[br][bc]) = make_float4(wmma::__float_to_tf32(v.x), wmma::__float_to_tf32(v.y),
-                                                            wmma::__float_to_tf32(v.z), wmma::__float_to_tf32(v.w));
+      v = load_float4(b + static_cast<long>(p0 + br) * n + col0 + bc);
+      store_float4(&bs[br][bc], to_tf32(v));
     }
     __syncthreads();
 #pragma unroll

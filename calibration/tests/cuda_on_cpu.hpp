@@ -121,6 +121,13 @@ inline unsigned lane()
 
 } // namespace cuda_on_cpu
 
+/** The kernels' 16-byte accesses (load_float4, store_float4) must be aligned, as on a GPU. */
+#define SIMCORE_CUDA_CHECK_ALIGNED(pointer, bytes)                                                            \
+  do {                                                                                                         \
+    if (reinterpret_cast<std::uintptr_t>(pointer) % (bytes) != 0)                                             \
+      cuda_on_cpu::violation(std::string("a ") + #bytes + "-byte access to " + #pointer + " is not aligned"); \
+  } while (0)
+
 #define threadIdx (cuda_on_cpu::thread_idx)
 #define blockIdx (cuda_on_cpu::block_idx)
 #define blockDim (cuda_on_cpu::block_dim)

@@ -202,7 +202,7 @@ TEST_CASE("CUDA peak kernels on the CPU compute what calib_cuda checks them agai
   CHECK(max_abs_diff(std::vector<float>(dout.p + 256, dout.p + 512), ref) == 0);
 }
 
-TEST_CASE("the CUDA-on-CPU emulation reports a misaligned WMMA tile", "[calibration][cuda]")
+TEST_CASE("the CUDA-on-CPU emulation reports misaligned float4 accesses and WMMA tiles", "[calibration][cuda]")
 {
   cuda_on_cpu::violations().clear();
   std::vector<float> storage(512, 1.0f);
@@ -214,5 +214,13 @@ TEST_CASE("the CUDA-on-CPU emulation reports a misaligned WMMA tile", "[calibrat
   nvcuda::wmma::load_matrix_sync(f, aligned + 4, 8);
   nvcuda::wmma::load_matrix_sync(f, aligned, 6);
   CHECK(cuda_on_cpu::violations().size() == 2);
+  cuda_on_cpu::violations().clear();
+  float4 v = load_float4(aligned + 4);
+  store_float4(const_cast<float*>(aligned) + 8, v);
+  CHECK(cuda_on_cpu::violations().empty());
+  v = load_float4(aligned + 2);
+  store_float4(const_cast<float*>(aligned) + 1, v);
+  REQUIRE(cuda_on_cpu::violations().size() == 2);
+  CHECK(cuda_on_cpu::violations().front() == "a 16-byte access to p is not aligned");
   cuda_on_cpu::violations().clear();
 }
