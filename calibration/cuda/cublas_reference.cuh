@@ -78,13 +78,13 @@ public:
   }
 
 private:
-  using Create = cublasStatus_t (*)(cublasHandle_t*);
-  using Destroy = cublasStatus_t (*)(cublasHandle_t);
-  using Sgemm = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const float*,
-                                   const float*, int, const float*, int, const float*, float*, int);
+  // The library's own declarations, so that the compiler checks the types.
+  using Create = decltype(&cublasCreate_v2);
+  using Destroy = decltype(&cublasDestroy_v2);
+  using Sgemm = decltype(&cublasSgemm_v2);
   using GemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
                                     const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
-                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t); // overloaded in C++
   void* lib_ = nullptr;
   std::string path_, why_;
   cublasHandle_t handle_ = nullptr;

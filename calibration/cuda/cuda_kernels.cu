@@ -267,12 +267,19 @@ int main(int argc, char** argv)
     report(last ? "conv3d_ndhwc" : "conv3d_ncdhw", max_rel_error(dout.host(), ref), 1e-5);
   }
   // The peak kernels compute what the CPU computes: fmaf rounds once, as the GPU's FMA does,
-  // and the TF32 products of small integers are exact.
-  const int peak_blocks = prop.multiProcessorCount * 8;
+  // and the TF32 products of small integers are exact. Their grids are two full waves: as many
+  // blocks as fit on every multiprocessor at once, twice.
+  auto full_waves = [&](auto kernel) {
+    int per_sm = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPeakThreads, 0), "occupancy");
+    return std::max(1, per_sm) * prop.multiProcessorCount * 2;
+  };
+  const int fma_blocks = full_waves(fp32_fma_peak), mma_blocks = full_waves(tf32_mma_peak);
+  parameters["peak_blocks"] = std::to_string(fma_blocks) + " (FP32), " + std::to_string(mma_blocks) + " (TF32)";
   const float fma_x = 0.999999f, fma_y = 1e-6f;
   {
-    DeviceBuffer dout(static_cast<std::size_t>(peak_blocks) * kPeakThreads);
-    fp32_fma_peak<<<peak_blocks, kPeakThreads>>>(fma_x, fma_y, dout.p);
+    DeviceBuffer dout(static_cast<std::size_t>(fma_blocks) * kPeakThreads);
+    fp32_fma_peak<<<fma_blocks, kPeakThreads>>>(fma_x, fma_y, dout.p);
     check(cudaGetLastError(), "fp32_fma_peak");
     const auto got = dout.host();
     double worst = 0;
@@ -289,7 +296,9 @@ int main(int argc, char** argv)
     }
     report("peak_fp32_fma", worst, 0);
   }
-  std::unique_ptr<DeviceBuffer> mma_src; // the TF32 peak's fragments (random -1, 0, 1)
+  // The TF32 peak is timed on random fragments (integers would draw less power and let the
+  // clocks run higher than a real product does).
+  std::unique_ptr<DeviceBuffer> mma_random;
   if (tensor_tf32) {
     std::vector<float> src(256), a(16 * 8), b(8 * 16);
     for (int i = 0; i < 256; i++)
@@ -298,16 +307,16 @@ int main(int argc, char** argv)
     std::copy(src.begin() + 128, src.end(), b.begin());
     std::vector<float> ref(256);
     gemm_cpu(16, 16, 8, a, b, ref);
-    for (auto& r : ref)
-      r *= static_cast<float>(kPeakMmaChains) * kPeakMmaIterations;
-    mma_src = std::make_unique<DeviceBuffer>(src);
-    DeviceBuffer dout(static_cast<std::size_t>(peak_blocks) * (kPeakThreads / 32) * 256);
-    tf32_mma_peak<<<peak_blocks, kPeakThreads>>>(mma_src->p, dout.p);
+    for (auto& r : ref) // accumulator i starts at i
+      r = r * static_cast<float>(kPeakMmaChains) * kPeakMmaIterations + kPeakMmaChains * (kPeakMmaChains - 1) / 2;
+    DeviceBuffer dsrc(src), dout(static_cast<std::size_t>(mma_blocks) * (kPeakThreads / 32) * 256);
+    tf32_mma_peak<<<mma_blocks, kPeakThreads>>>(dsrc.p, dout.p);
     check(cudaGetLastError(), "tf32_mma_peak");
     const auto got = dout.host();
     const std::vector<float> last_warp(got.end() - 256, got.end());
     report("peak_tf32_mma_sync", std::max(max_rel_error(std::vector<float>(got.begin(), got.begin() + 256), ref),
                                           max_rel_error(last_warp, ref)), 0);
+    mma_random = std::make_unique<DeviceBuffer>(random(256));
   }
   if (!ok) {
     std::printf("calib_cuda: a kernel disagrees with the CPU reference\n");
@@ -316,25 +325,39 @@ int main(int argc, char** argv)
   if (check_only)
     return 0;
 
-  // Timings: every kernel on the same problem, its repetitions after a warm-up.
+  // Timings: every kernel on the same problem. A warm-up of at least 200 ms of launches brings
+  // the clocks up from idle and tells how long one launch takes; each repetition then times
+  // enough launches back to back for 20 ms at least (a short kernel alone would mostly time the
+  // launch). Every launch is checked.
   std::map<std::string, calibration::Dataset> datasets;
   std::map<std::string, double> median;
+  std::map<std::string, int> launches_per_repetition;
   auto time_kernel = [&](const std::string& name, double flops, const std::function<void()>& launch) {
     cudaEvent_t t0, t1;
     check(cudaEventCreate(&t0), "event");
     check(cudaEventCreate(&t1), "event");
-    launch(); // warm-up
-    check(cudaDeviceSynchronize(), name.c_str());
-    std::vector<double> rates;
-    for (int rep = 0; rep < repetitions; rep++) {
-      cudaEventRecord(t0);
-      launch();
-      cudaEventRecord(t1);
+    auto elapsed_ms = [&](int launches) {
+      check(cudaEventRecord(t0), "event");
+      for (int i = 0; i < launches; i++)
+        launch();
+      check(cudaGetLastError(), name.c_str());
+      check(cudaEventRecord(t1), "event");
       check(cudaEventSynchronize(t1), name.c_str());
       float ms = 0;
-      cudaEventElapsedTime(&ms, t0, t1);
-      rates.push_back(flops / (ms / 1e3) / 1e9);
+      check(cudaEventElapsedTime(&ms, t0, t1), "event");
+      return static_cast<double>(ms);
+    };
+    double warm_ms = 0, one_ms = 0;
+    for (int launches = 1, round = 0; warm_ms < 200 && round < 64; launches = std::min(2 * launches, 1024), round++) {
+      const double ms = elapsed_ms(launches);
+      warm_ms += ms;
+      one_ms = ms / launches;
     }
+    const int launches = std::max(1, static_cast<int>(std::ceil(20 / std::max(one_ms, 1e-3))));
+    launches_per_repetition[name] = launches;
+    std::vector<double> rates;
+    for (int rep = 0; rep < repetitions; rep++)
+      rates.push_back(flops * launches / (elapsed_ms(launches) / 1e3) / 1e9);
     cudaEventDestroy(t0);
     cudaEventDestroy(t1);
     std::vector<double> sorted = rates;
@@ -343,14 +366,14 @@ int main(int argc, char** argv)
     datasets[name] = {rates, {rates.size()}, "Gflop/s"};
   };
   {
-    DeviceBuffer sink(static_cast<std::size_t>(peak_blocks) * kPeakThreads);
-    time_kernel("peak_fp32_fma", 2.0 * kPeakChains * kPeakFmaIterations * peak_blocks * kPeakThreads,
-                [&] { fp32_fma_peak<<<peak_blocks, kPeakThreads>>>(fma_x, fma_y, sink.p); });
+    DeviceBuffer sink(static_cast<std::size_t>(fma_blocks) * kPeakThreads);
+    time_kernel("peak_fp32_fma", 2.0 * kPeakChains * kPeakFmaIterations * fma_blocks * kPeakThreads,
+                [&] { fp32_fma_peak<<<fma_blocks, kPeakThreads>>>(fma_x, fma_y, sink.p); });
   }
-  if (tensor_tf32) { // on the checked fragments: zeros would draw less power, clock higher
-    DeviceBuffer sink(static_cast<std::size_t>(peak_blocks) * (kPeakThreads / 32) * 256);
-    time_kernel("peak_tf32_mma_sync", 2.0 * 16 * 16 * 8 * kPeakMmaChains * kPeakMmaIterations * peak_blocks * (kPeakThreads / 32),
-                [&] { tf32_mma_peak<<<peak_blocks, kPeakThreads>>>(mma_src->p, sink.p); });
+  if (tensor_tf32) {
+    DeviceBuffer sink(static_cast<std::size_t>(mma_blocks) * (kPeakThreads / 32) * 256);
+    time_kernel("peak_tf32_mma_sync", 2.0 * 16 * 16 * 8 * kPeakMmaChains * kPeakMmaIterations * mma_blocks * (kPeakThreads / 32),
+                [&] { tf32_mma_peak<<<mma_blocks, kPeakThreads>>>(mma_random->p, sink.p); });
   }
   const int n = size / 128 * 128;
   parameters["gemm_size"] = std::to_string(n);
@@ -359,10 +382,16 @@ int main(int argc, char** argv)
     DeviceBuffer da(a), db(b), dc(a.size());
     std::vector<float> first; // the first kernel's product: the others must agree with it
     for (const auto& g : gemms) {
+      check(cudaMemset(dc.p, 0xff, dc.n * sizeof(float)), "memset"); // NaN: what a kernel leaves unwritten fails
       time_kernel(g.name, 2.0 * n * static_cast<double>(n) * n, [&] { g.launch(n, n, n, da.p, db.p, dc.p); });
       const auto c = dc.host();
-      if (first.empty())
+      if (first.empty()) {
         first = c;
+        if (!std::all_of(first.begin(), first.end(), [](float v) { return std::isfinite(v); })) {
+          std::printf("calib_cuda: %s at %d left values unwritten or not finite\n", g.name, n);
+          return 1;
+        }
+      }
       else {
         const double err = max_rel_error(c, first);
         parameters["agreement_" + std::string(g.name)] = calibration::parameter_number(err);
@@ -386,6 +415,8 @@ int main(int argc, char** argv)
       });
   }
 
+  for (const auto& [name, launches] : launches_per_repetition)
+    parameters["launches_per_repetition_" + name] = std::to_string(launches);
   auto share = [&](const std::string& name, const std::string& of) {
     return median.count(of) && median.at(of) > 0 ? median.at(name) / median.at(of) : NAN;
   };

@@ -4,7 +4,8 @@
 # copy of it is found, and leaves in OUT_DIR (default: $OUT where set, else ./cuda-run):
 #   check.txt, run.txt   what calib_cuda_device printed (checks; rates and shares)
 #   cuda.json            the trace's JSON form: calib_trace_convert cuda.json -o cuda.h5
-#   nvidia-smi.txt       the device, its driver and clocks
+#   nvidia-smi.txt       the device, its driver and clocks, before the run
+#   clocks.csv           SM and memory clocks, power and temperature during the timings
 # Build the binary first where nvcc is (cuda/build_for_device.sh) and bring
 # build/bin/calib_cuda_device along. Exit status: calib_cuda_device's (77: no GPU).
 #   calibration/cuda/run_on_device.sh [OUT_DIR [calib_cuda options: --size N --repetitions R]]
@@ -18,11 +19,18 @@ mkdir -p "$out"
 nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" >>"$out/nvidia-smi.txt"
 if [ -z "${SIMCORE_CUBLAS:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcublas\.so\.1[0-9] '; then
   # Not on the loader's path: a copy that a Python package (PyTorch's nvidia-cublas) brought.
-  lib=$(find /usr /opt -name 'libcublas.so.1[0-9]' 2>/dev/null | sort -r | head -n 1)
+  lib=$(find /usr /opt /root /home -name 'libcublas.so.1[0-9]' 2>/dev/null | sort -r | head -n 1)
   [ -n "$lib" ] && export SIMCORE_CUBLAS=$lib
 fi
 "$bin" --check 2>&1 | tee "$out/check.txt"
 rc=${PIPESTATUS[0]}
 [ "$rc" -eq 0 ] || exit "$rc"
+# The clocks, power and temperature every 200 ms while the kernels are timed.
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv -lms 200 \
+  >"$out/clocks.csv" 2>/dev/null &
+sampler=$!
 "$bin" -o "$out/cuda.json" "$@" 2>&1 | tee "$out/run.txt"
-exit "${PIPESTATUS[0]}"
+rc=${PIPESTATUS[0]}
+kill "$sampler" 2>/dev/null
+wait "$sampler" 2>/dev/null
+exit "$rc"
