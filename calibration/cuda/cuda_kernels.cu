@@ -10,6 +10,7 @@
  * writes the JSON form of the trace only (calib_trace_convert makes the HDF5 file of it): a
  * binary to carry to a bare GPU machine. */
 #include "conv3d_kernel.cuh"
+#include "cpu_references.hpp"
 #include "gemm_kernels.cuh"
 #include "peak_kernels.cuh"
 #if __has_include(<cublas_api.h>)
@@ -38,38 +39,6 @@ namespace {
 
 using calibration::ConvShape;
 using namespace calibration_cuda;
-
-void gemm_cpu(int m, int n, int k, const std::vector<float>& a, const std::vector<float>& b, std::vector<float>& c)
-{
-  for (int i = 0; i < m; i++)
-    for (int j = 0; j < n; j++) {
-      double acc = 0;
-      for (int p = 0; p < k; p++)
-        acc += static_cast<double>(a[i * k + p]) * b[p * n + j];
-      c[i * n + j] = static_cast<float>(acc);
-    }
-}
-
-void conv_cpu(const ConvShape& q, bool last, const std::vector<float>& in, const std::vector<float>& wt,
-              std::vector<float>& out)
-{
-  using calibration::input_index;
-  using calibration::output_index;
-  for (int n = 0; n < q.n; n++)
-    for (int k = 0; k < q.k; k++)
-      for (int d = 0; d < q.od(); d++)
-        for (int h = 0; h < q.oh(); h++)
-          for (int w = 0; w < q.ow(); w++) {
-            double acc = 0;
-            for (int c = 0; c < q.c; c++)
-              for (int t = 0; t < q.t; t++)
-                for (int r = 0; r < q.r; r++)
-                  for (int s = 0; s < q.s; s++)
-                    acc += static_cast<double>(in[input_index(q, last, n, c, d + t, h + r, w + s)]) *
-                           wt[static_cast<long>(k) * q.gemm_k() + ((c * q.t + t) * q.r + r) * q.s + s];
-            out[output_index(q, last, n, k, d, h, w)] = static_cast<float>(acc);
-          }
-}
 
 void check(cudaError_t e, const char* what)
 {
@@ -246,8 +215,7 @@ int main(int argc, char** argv)
     auto up = [](int v, int multiple) { return (v + multiple - 1) / multiple * multiple; };
     const int m = up(67, g.m_multiple) + g.m_multiple, n = up(45, g.n_multiple), k = up(70, g.k_multiple) + g.k_multiple;
     auto a = random(static_cast<std::size_t>(m) * k), b = random(static_cast<std::size_t>(k) * n);
-    std::vector<float> ref(static_cast<std::size_t>(m) * n);
-    gemm_cpu(m, n, k, a, b, ref);
+    const std::vector<float> ref = gemm_reference(m, n, k, a, b);
     DeviceBuffer da(a), db(b), dc(ref.size());
     g.launch(m, n, k, da.p, db.p, dc.p);
     check(cudaGetLastError(), g.name);
@@ -259,8 +227,7 @@ int main(int argc, char** argv)
     const ConvShape& q = check_shape;
     auto in = random(static_cast<std::size_t>(q.n) * q.c * q.d * q.h * q.w);
     auto wt = random(static_cast<std::size_t>(q.k) * q.gemm_k());
-    std::vector<float> ref(static_cast<std::size_t>(q.gemm_m()) * q.k);
-    conv_cpu(q, last, in, wt, ref);
+    const std::vector<float> ref = conv3d_reference(q, last, in, wt);
     DeviceBuffer din(in), dw(wt), dout(ref.size());
     conv3d_implicit_gemm<<<tiles(q.gemm_m(), q.k, kConvTile, kConvTile), dim3(kConvTile, kConvTile)>>>(q, last, din.p, dw.p, dout.p);
     check(cudaGetLastError(), "conv3d");
@@ -284,14 +251,7 @@ int main(int argc, char** argv)
     const auto got = dout.host();
     double worst = 0;
     for (int t : {0, 1, 77, kPeakThreads - 1}) {
-      float v[kPeakChains], s = 0;
-      for (int i = 0; i < kPeakChains; i++)
-        v[i] = fma_start(t, i);
-      for (int it = 0; it < kPeakFmaIterations; it++)
-        for (int i = 0; i < kPeakChains; i++)
-          v[i] = std::fmaf(v[i], fma_x, fma_y);
-      for (int i = 0; i < kPeakChains; i++)
-        s += v[i];
+      const float s = fma_peak_reference(t, fma_x, fma_y, kPeakChains, kPeakFmaIterations, fma_start);
       worst = std::max(worst, got[t] == s ? 0.0 : std::abs(got[t] - s) / std::abs(s) + 1e-12);
     }
     report("peak_fp32_fma", worst, 0);
@@ -300,15 +260,10 @@ int main(int argc, char** argv)
   // clocks run higher than a real product does).
   std::unique_ptr<DeviceBuffer> mma_random;
   if (tensor_tf32) {
-    std::vector<float> src(256), a(16 * 8), b(8 * 16);
-    for (int i = 0; i < 256; i++)
-      src[i] = static_cast<float>(static_cast<int>(rng() % 3) - 1);
-    std::copy(src.begin(), src.begin() + 128, a.begin());
-    std::copy(src.begin() + 128, src.end(), b.begin());
-    std::vector<float> ref(256);
-    gemm_cpu(16, 16, 8, a, b, ref);
-    for (auto& r : ref) // accumulator i starts at i
-      r = r * static_cast<float>(kPeakMmaChains) * kPeakMmaIterations + kPeakMmaChains * (kPeakMmaChains - 1) / 2;
+    std::vector<float> src(256);
+    for (auto& v : src)
+      v = static_cast<float>(static_cast<int>(rng() % 3) - 1);
+    const std::vector<float> ref = mma_peak_reference(src, kPeakMmaChains, kPeakMmaIterations);
     DeviceBuffer dsrc(src), dout(static_cast<std::size_t>(mma_blocks) * (kPeakThreads / 32) * 256);
     tf32_mma_peak<<<mma_blocks, kPeakThreads>>>(dsrc.p, dout.p);
     check(cudaGetLastError(), "tf32_mma_peak");

@@ -5,6 +5,7 @@
 #include "cuda_on_cpu.hpp"
 
 #include "../cuda/conv3d_kernel.cuh"
+#include "../cuda/cpu_references.hpp"
 #include "../cuda/gemm_kernels.cuh"
 #include "../cuda/peak_kernels.cuh"
 
@@ -27,7 +28,7 @@ std::vector<float> random_values(std::size_t n, unsigned seed)
   return v;
 }
 
-/** Row-major C = A B in double, from inputs optionally rounded to TF32 first. */
+/** Row-major C = A B, from inputs optionally rounded to TF32 first. */
 std::vector<float> gemm_reference(int m, int n, int k, std::vector<float> a, std::vector<float> b, bool tf32)
 {
   if (tf32) {
@@ -36,15 +37,7 @@ std::vector<float> gemm_reference(int m, int n, int k, std::vector<float> a, std
     for (auto& x : b)
       x = nvcuda::wmma::__float_to_tf32(x);
   }
-  std::vector<float> c(static_cast<std::size_t>(m) * n);
-  for (int i = 0; i < m; i++)
-    for (int j = 0; j < n; j++) {
-      double acc = 0;
-      for (int p = 0; p < k; p++)
-        acc += static_cast<double>(a[static_cast<std::size_t>(i) * k + p]) * b[static_cast<std::size_t>(p) * n + j];
-      c[static_cast<std::size_t>(i) * n + j] = static_cast<float>(acc);
-    }
-  return c;
+  return calibration_cuda::gemm_reference(m, n, k, a, b);
 }
 
 double max_abs_diff(const std::vector<float>& x, const std::vector<float>& y)
@@ -146,25 +139,8 @@ TEST_CASE("CUDA implicit-GEMM convolution on the CPU in both layouts", "[calibra
     cuda_on_cpu::launch(tiles(q.gemm_m(), q.k, kConvTile, kConvTile), dim3(kConvTile, kConvTile), conv3d_implicit_gemm,
                         q, last, static_cast<const float*>(din.p), static_cast<const float*>(dw.p), dout.p);
     require_no_violation();
-    // The direct convolution, in the layout's own order.
-    double worst = 0;
-    for (int n = 0; n < q.n; n++)
-      for (int k = 0; k < q.k; k++)
-        for (int d = 0; d < q.od(); d++)
-          for (int h = 0; h < q.oh(); h++)
-            for (int w = 0; w < q.ow(); w++) {
-              double acc = 0;
-              for (int c = 0; c < q.c; c++)
-                for (int t = 0; t < q.t; t++)
-                  for (int r = 0; r < q.r; r++)
-                    for (int s = 0; s < q.s; s++)
-                      acc += static_cast<double>(in[calibration::input_index(q, last, n, c, d + t, h + r, w + s)]) *
-                             wt[static_cast<std::size_t>(k) * q.gemm_k() + ((c * q.t + t) * q.r + r) * q.s + s];
-              const float got = dout.p[calibration::output_index(q, last, n, k, d, h, w)];
-              worst = std::max(worst, std::isfinite(got) ? std::abs(got - acc) : INFINITY);
-            }
     INFO((last ? "NDHWC" : "NCDHW"));
-    CHECK(worst < 1e-5);
+    CHECK(max_abs_diff(dout.values(static_cast<std::size_t>(q.gemm_m()) * q.k), conv3d_reference(q, last, in, wt)) < 1e-5);
   }
 }
 
@@ -174,17 +150,8 @@ TEST_CASE("CUDA peak kernels on the CPU compute what calib_cuda checks them agai
   const float x = 0.999999f, y = 1e-6f;
   Buffer out(std::vector<float>(kPeakThreads, NAN));
   cuda_on_cpu::launch(dim3(1), dim3(kPeakThreads), fp32_fma_peak, x, y, out.p);
-  for (int t : {0, 1, 77, kPeakThreads - 1}) {
-    float v[kPeakChains], s = 0;
-    for (int i = 0; i < kPeakChains; i++)
-      v[i] = fma_start(t, i);
-    for (int it = 0; it < kPeakFmaIterations; it++)
-      for (int i = 0; i < kPeakChains; i++)
-        v[i] = std::fmaf(v[i], x, y);
-    for (int i = 0; i < kPeakChains; i++)
-      s += v[i];
-    CHECK(out.p[t] == s);
-  }
+  for (int t : {0, 1, 77, kPeakThreads - 1})
+    CHECK(out.p[t] == fma_peak_reference(t, x, y, kPeakChains, kPeakFmaIterations, fma_start));
   // TF32 fragments of -1, 0, 1: the sums stay exact, so every warp's tile is the product times
   // the products it summed, plus the accumulators' starts.
   std::vector<float> src(256);
@@ -194,10 +161,7 @@ TEST_CASE("CUDA peak kernels on the CPU compute what calib_cuda checks them agai
   Buffer dsrc(src), dout(std::vector<float>(2 * 256, NAN));
   cuda_on_cpu::launch(dim3(1), dim3(64), tf32_mma_peak, static_cast<const float*>(dsrc.p), dout.p); // two warps
   require_no_violation();
-  auto ref = gemm_reference(16, 16, 8, std::vector<float>(src.begin(), src.begin() + 128),
-                            std::vector<float>(src.begin() + 128, src.end()), false);
-  for (auto& r : ref) // accumulator i starts at i
-    r = r * static_cast<float>(kPeakMmaChains) * kPeakMmaIterations + kPeakMmaChains * (kPeakMmaChains - 1) / 2;
+  const auto ref = mma_peak_reference(src, kPeakMmaChains, kPeakMmaIterations);
   CHECK(max_abs_diff(dout.values(256), ref) == 0);
   CHECK(max_abs_diff(std::vector<float>(dout.p + 256, dout.p + 512), ref) == 0);
 }
