@@ -77,6 +77,26 @@ double PiecewiseFit::switch_point(double jump) const
   return best;
 }
 
+std::vector<std::size_t> isolated_outliers(const std::vector<double>& x, const std::vector<double>& y, double tolerance,
+                                           int max_run)
+{
+  std::vector<bool> flagged(y.size(), false);
+  if (tolerance > 0 && x.size() == y.size())
+    for (std::size_t run = 1; run <= static_cast<std::size_t>(std::max(max_run, 0)); run++)
+      for (std::size_t i = 1; i + run < y.size(); i++) { // the run [i, i + run), neighbours i - 1 and i + run
+        const double left = y[i - 1], right = y[i + run];
+        const auto first = y.begin() + static_cast<long>(i), last = first + static_cast<long>(run);
+        const double low = *std::min_element(first, last), high = *std::max_element(first, last);
+        if (low > (1 + tolerance) * std::max(left, right) || high * (1 + tolerance) < std::min(left, right))
+          std::fill(flagged.begin() + static_cast<long>(i), flagged.begin() + static_cast<long>(i + run), true);
+      }
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < flagged.size(); i++)
+    if (flagged[i])
+      out.push_back(i);
+  return out;
+}
+
 FitQuality fit_quality(const PiecewiseFit& fit, const std::vector<double>& x, const std::vector<double>& y)
 {
   FitQuality q;

@@ -69,6 +69,22 @@ nlohmann::ordered_json network_quality(const PiecewiseFit& fit)
   return q;
 }
 
+/** Leaves out of (msizes, mtimes) the sizes that stray alone from their neighbours
+ *  (isolated_outliers); what it left out, for the quality section. */
+nlohmann::ordered_json drop_isolated_outliers(std::vector<double>& msizes, std::vector<double>& mtimes, double tolerance)
+{
+  nlohmann::ordered_json dropped = nlohmann::ordered_json::array();
+  const auto out = isolated_outliers(msizes, mtimes, tolerance);
+  for (auto it = out.rbegin(); it != out.rend(); ++it) {
+    const auto i = static_cast<long>(*it);
+    nlohmann::ordered_json entry{{"size", msizes[*it]}, {"time", mtimes[*it]}};
+    dropped.insert(dropped.begin(), std::move(entry));
+    msizes.erase(msizes.begin() + i);
+    mtimes.erase(mtimes.begin() + i);
+  }
+  return dropped;
+}
+
 /** The median time of each size (the fit should not chase a first round trip or a
  *  descheduled process), and every sample's relative distance to its median. */
 void median_per_size(std::vector<double> sizes, std::vector<double> times, std::vector<double>& msizes,
@@ -461,6 +477,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     std::vector<double> msizes, mtimes, spread;
     median_per_size(concurrent ? n.pingping_sizes : n.pingpong_sizes, concurrent ? n.pingping_times : n.pingpong_times,
                     msizes, mtimes, spread);
+    const auto excluded = drop_isolated_outliers(msizes, mtimes, options.outlier_tolerance);
     const PiecewiseFit fit = fit_piecewise(msizes, mtimes, options.max_segments);
     // The reference: the first segment's latency, the last segment's bandwidth.
     const double latency = std::max(fit.segments.front().intercept, 1e-9);
@@ -484,12 +501,19 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     q["placement"] = placement;
     q["pattern"] = concurrent ? "pingping" : "pingpong";
     q["traces"] = n.traces;
+    q["excluded_sizes"] = excluded;
+    if (!excluded.empty())
+      q["note"] = std::to_string(excluded.size()) + " size(s) left out of the " + placement +
+                  " fit: their median time strays alone from both neighbours by more than " +
+                  number(100 * options.outlier_tolerance) + " % (excluded_sizes; --outlier-tolerance 0 keeps them)";
     if (n.all_have_pingping) { // the other pattern's fit, for comparison
       std::vector<double> ms2, mt2, sp2;
       median_per_size(concurrent ? n.pingpong_sizes : n.pingping_sizes,
                       concurrent ? n.pingpong_times : n.pingping_times, ms2, mt2, sp2);
+      const auto excluded2 = drop_isolated_outliers(ms2, mt2, options.outlier_tolerance);
       auto& o = q[concurrent ? "pingpong_fit_not_applied" : "pingping_fit_not_applied"];
       o = network_quality(fit_piecewise(ms2, mt2, options.max_segments));
+      o["excluded_sizes"] = excluded2;
     }
   }
   if (!fitted)

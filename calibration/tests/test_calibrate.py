@@ -546,6 +546,59 @@ def test_smpi_factor_bounds_of_a_two_segment_fit(tmp_path):
         assert lat * lf + s / (bw * bf) == pytest.approx(float(law(np.array(s))), rel=1e-5)
 
 
+def write_pingpong_with_strays(path, strays, factor):
+    """A TCP-like ping-pong (20 us + s / 1 GB/s up to 64 KiB, 60 us + s / 1.2 GB/s above), four
+    sizes per octave up to 4 MiB, 2 % noise, the sizes in `strays` taking `factor` x as long in
+    every repetition (what a network that stalls at a few sizes gives)."""
+    rng = np.random.default_rng(3)
+    sizes = np.unique(np.round(2.0 ** (np.arange(0, 23 * 4) / 4)))
+    one_way = np.where(sizes <= 65536, 20e-6 + sizes / 1e9, 60e-6 + sizes / 1.2e9)
+    for s in strays:
+        one_way[np.argmin(abs(sizes - s))] *= factor
+    rt = 2 * one_way[:, None] * (1 + 0.02 * rng.standard_normal((len(sizes), 5)))
+    with synthetic_trace(path) as f:
+        g = f.create_group("pingpong")
+        g.attrs["placement"] = "inter-node"
+        g.create_dataset("size", data=sizes).attrs["unit"] = "B"
+        g.create_dataset("round_trip", data=rt).attrs["unit"] = "s"
+    return sizes
+
+
+@pytest.mark.parametrize("strays, factor", [([393216], 1.7), ([393216], 3.0), ([98304, 1572864], 2.0),
+                                            ([393216, 466357], 2.0), ([393216], 0.5)])
+def test_sizes_that_stray_alone_are_left_out_of_the_network_fit(tmp_path, strays, factor):
+    trace = tmp_path / "t.h5"
+    sizes = write_pingpong_with_strays(trace, strays, factor)
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 0, res.stderr
+    q = json.loads(out.read_text())["quality"]["network"]
+    expected = sorted(float(sizes[np.argmin(abs(sizes - s))]) for s in strays)
+    assert [e["size"] for e in q["excluded_sizes"]] == expected
+    assert "left out of the inter-node fit" in res.stderr  # the note, on stderr too
+    # The law comes back as if the strays had not been measured: two segments, the switch.
+    segs = q["segments"]
+    assert len(segs) == 2 and q["protocol_switch"] == pytest.approx(77936, rel=0.01)
+    assert segs[0]["latency"] == pytest.approx(20e-6, rel=0.02) and segs[0]["bandwidth"] == pytest.approx(1e9, rel=0.02)
+    assert segs[1]["latency"] == pytest.approx(60e-6, rel=0.1) and segs[1]["bandwidth"] == pytest.approx(1.2e9, rel=0.02)
+    assert q["max_rel_error"] < 0.1
+
+
+def test_outlier_tolerance_zero_keeps_every_size_and_bad_values_are_refused(tmp_path):
+    trace = tmp_path / "t.h5"
+    write_pingpong_with_strays(trace, [393216], 1.7)
+    res = subprocess.run([SIMCORE, "calibrate", str(trace), "-o", str(tmp_path / "p.json"), "--outlier-tolerance", "0"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    q = json.loads((tmp_path / "p.json").read_text())["quality"]["network"]
+    assert q["excluded_sizes"] == [] and "note" not in q
+    assert len(q["segments"]) > 2  # the stray size pulls segments of its own
+    for bad in ("-1", "x", "nan", ""):
+        res = subprocess.run([SIMCORE, "calibrate", str(trace), "-o", str(tmp_path / "q.json"), "--outlier-tolerance", bad],
+                             capture_output=True, text=True)
+        assert res.returncode == 2 and "--outlier-tolerance" in res.stderr and "expected a share >= 0" in res.stderr
+        assert not (tmp_path / "q.json").exists()
+
+
 CUDA_GFLOPS = {
     "gemm_fp32": [19.5, 18.0, 21.25, 20.0, 17.0],  # median 19.5, not the first
     "gemm_tf32_wmma": [150.0, 149.0, 160.0, 151.5, 100.0],  # median 150

@@ -111,3 +111,37 @@ TEST_CASE("calibration trace round trip through HDF5", "[calibration]")
   CHECK(rt.at(2, 1) == 6);
   CHECK(b.datasets.at("size").values == std::vector<double>{1, 2, 4});
 }
+
+TEST_CASE("isolated outliers: spikes and dips of one or two sizes, never a step or an edge", "[calibration]")
+{
+  using calibration::isolated_outliers;
+  // A latency floor, then a bandwidth regime, at four sizes per octave.
+  std::vector<double> x, y;
+  for (int i = 0; i < 40; i++) {
+    x.push_back(std::pow(2.0, i / 4.0));
+    y.push_back(1e-6 + x.back() / 1e9);
+  }
+  CHECK(isolated_outliers(x, y, 0.25).empty());
+  auto with = [&](std::vector<std::pair<std::size_t, double>> changes) {
+    auto v = y;
+    for (auto [i, f] : changes)
+      v[i] *= f;
+    return v;
+  };
+  CHECK(isolated_outliers(x, with({{20, 1.7}}), 0.25) == std::vector<std::size_t>{20});
+  CHECK(isolated_outliers(x, with({{20, 0.5}}), 0.25) == std::vector<std::size_t>{20}); // a dip
+  CHECK(isolated_outliers(x, with({{20, 2}, {21, 2}}), 0.25) == std::vector<std::size_t>{20, 21});
+  CHECK(isolated_outliers(x, with({{20, 2}, {21, 2}, {22, 2}}), 0.25).empty()); // three: a feature, not noise
+  CHECK(isolated_outliers(x, with({{20, 1.2}}), 0.25).empty());                  // within the tolerance
+  CHECK(isolated_outliers(x, with({{0, 3}, {39, 3}}), 0.25).empty());            // edges have one neighbour
+  CHECK(isolated_outliers(x, with({{20, 1.7}}), 0).empty());                     // 0: keep every size
+  // A protocol switch: every size from 25 on takes 60 % longer; a step, which stays.
+  auto step = y;
+  for (std::size_t i = 25; i < step.size(); i++)
+    step[i] *= 1.6;
+  CHECK(isolated_outliers(x, step, 0.25).empty());
+  // The same with a faster protocol above the switch (a drop): a step too.
+  for (std::size_t i = 25; i < step.size(); i++)
+    step[i] = y[i] * 0.6;
+  CHECK(isolated_outliers(x, step, 0.25).empty());
+}

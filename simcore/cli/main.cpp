@@ -61,6 +61,7 @@ Options:
 )";
 
 const char* kCalibrateHelp = R"(simcore calibrate [--hosts REGEX] TRACE.h5... -o PROFILE.json [--network-pattern auto|pingping|pingpong]
+                  [--outlier-tolerance X]
 
 Fits a calibration profile from calibration traces (calibration/README.md): network latency
 and bandwidth as piecewise segments over message size (SimGrid's SMPI factor syntax; the
@@ -75,6 +76,10 @@ a summary; writes PROFILE.json atomically.
   --network-pattern  the network times the factors come from: pingping (a message while the
                      other direction is busy too, as in exchanges and halos), pingpong (a
                      message alone), auto (default: pingping where the trace has it)
+  --outlier-tolerance X
+                     network sizes whose median time strays alone (one or two sizes) from
+                     both neighbours by more than X (default 0.25: 25 %) are left out of the
+                     fit and listed in the quality section; 0 keeps every size
 )";
 
 const char* kValidateHelp = R"(simcore validate SCENARIO.xml [--set NAME=VALUE]... [--seed N] [--calibration FILE]
@@ -397,6 +402,16 @@ int cmd_calibrate(const std::vector<std::string>& args)
       if (i + 1 >= args.size())
         throw InputError("command line", "missing value after --network-pattern; expected auto, pingping or pingpong");
       options.network_pattern = args[++i];
+    } else if (args[i] == "--outlier-tolerance") {
+      const std::string what = "expected a share >= 0 (0.25: 25 %; 0 keeps every size)";
+      if (i + 1 >= args.size())
+        throw InputError("command line", "missing value after --outlier-tolerance; " + what);
+      const std::string v = args[++i];
+      char* end = nullptr;
+      const double t = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(t >= 0) || !std::isfinite(t))
+        throw InputError("command line", "--outlier-tolerance '" + v + "'; " + what);
+      options.outlier_tolerance = t;
     } else if (args[i] == "-o" || args[i] == "--out") {
       if (i + 1 >= args.size())
         throw InputError("command line", "missing file after " + args[i] + "; expected -o PROFILE.json");

@@ -45,6 +45,9 @@ def test_calibrate_fits_traces_like_the_command_line(tmp_path):
     # Options as keywords, errors as InputError (a ValueError) naming the file.
     pp = simcore.calibrate(traces, network_pattern="pingpong")
     assert pp["quality"]["network"]["pattern"] == "pingpong"
+    kept = simcore.calibrate(traces, outlier_tolerance=0)  # this machine's trace has no stray size
+    assert kept["quality"]["network"]["excluded_sizes"] == profile["quality"]["network"]["excluded_sizes"] == []
+    assert kept["simgrid_config"] == profile["simgrid_config"]
     typed = simcore.calibrate(traces, hosts=["node-.*"] * len(traces))
     assert typed["hosts"][0]["match"] == "node-.*"
     with pytest.raises(simcore.InputError, match="missing.h5"):

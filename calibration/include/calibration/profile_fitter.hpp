@@ -36,6 +36,10 @@ struct FitOptions {
   std::string network_pattern = "auto";
   /** Most segments of a network fit (the count itself is chosen by BIC). */
   int max_segments = 8;
+  /** Network sizes whose median time strays alone from both neighbours by more than this
+   *  share (isolated_outliers) are left out of the fit and listed in the quality section;
+   *  0 keeps every size. */
+  double outlier_tolerance = 0.25;
   /** Per trace (empty, or one entry per path): the regular expression over the platform's
    *  host names that the trace's host type stands for; empty entries mean every host. One
    *  host rule is written per pattern (the median of its DGEMM traces), specific ones first. */
