@@ -112,7 +112,6 @@ struct GemmKernel {
   Gemm launch;
   int m_multiple, n_multiple, k_multiple; // sizes the kernel takes
   bool tensor;                            // TF32: inputs rounded, looser tolerance, sm_80+
-  bool reference;                         // cuBLAS
 };
 
 } // namespace
@@ -166,11 +165,11 @@ int main(int argc, char** argv)
       {"compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
       {"multiprocessors", std::to_string(prop.multiProcessorCount)}};
 
-  std::vector<GemmKernel> gemms{{"gemm_fp32", launch_sgemm_tiled, 1, 1, 1, false, false},
-                                {"gemm_fp32_blocked", launch_sgemm_blocked, kBlockedM, kBlockedN, kBlockedK, false, false}};
+  std::vector<GemmKernel> gemms{{"gemm_fp32", launch_sgemm_tiled, 1, 1, 1, false},
+                                {"gemm_fp32_blocked", launch_sgemm_blocked, kBlockedM, kBlockedN, kBlockedK, false}};
   if (tensor_tf32) {
-    gemms.push_back({"gemm_tf32_wmma", launch_tf32_wmma, 16, 16, 8, true, false});
-    gemms.push_back({"gemm_tf32_wmma_blocked", launch_tf32_wmma_blocked, kWmmaM, kWmmaN, kWmmaK, true, false});
+    gemms.push_back({"gemm_tf32_wmma", launch_tf32_wmma, 16, 16, 8, true});
+    gemms.push_back({"gemm_tf32_wmma_blocked", launch_tf32_wmma_blocked, kWmmaM, kWmmaN, kWmmaK, true});
   }
 #ifdef SIMCORE_HAVE_CUBLAS_HEADER
   CublasReference cublas;
@@ -180,12 +179,12 @@ int main(int argc, char** argv)
     gemms.push_back({"cublas_sgemm", [&](int m, int n, int k, const float* a, const float* b, float* c) {
                        if (!cublas.sgemm(m, n, k, a, b, c))
                          check(cudaErrorUnknown, "cublasSgemm");
-                     }, 1, 1, 1, false, true});
+                     }, 1, 1, 1, false});
     if (tensor_tf32)
       gemms.push_back({"cublas_gemm_tf32", [&](int m, int n, int k, const float* a, const float* b, float* c) {
                          if (!cublas.gemm_tf32(m, n, k, a, b, c))
                            check(cudaErrorUnknown, "cublasGemmEx");
-                       }, 1, 1, 1, true, true});
+                       }, 1, 1, 1, true});
   } else {
     std::printf("cuBLAS: not used (%s)\n", cublas.why_not().c_str());
     parameters["cublas"] = "not used: " + cublas.why_not();
