@@ -80,20 +80,34 @@ double PiecewiseFit::switch_point(double jump) const
 std::vector<std::size_t> isolated_outliers(const std::vector<double>& x, const std::vector<double>& y, double tolerance,
                                            int max_run)
 {
-  std::vector<bool> flagged(y.size(), false);
-  if (tolerance > 0 && x.size() == y.size())
-    for (std::size_t run = 1; run <= static_cast<std::size_t>(std::max(max_run, 0)); run++)
-      for (std::size_t i = 1; i + run < y.size(); i++) { // the run [i, i + run), neighbours i - 1 and i + run
-        const double left = y[i - 1], right = y[i + run];
-        const auto first = y.begin() + static_cast<long>(i), last = first + static_cast<long>(run);
-        const double low = *std::min_element(first, last), high = *std::max_element(first, last);
-        if (low > (1 + tolerance) * std::max(left, right) || high * (1 + tolerance) < std::min(left, right))
-          std::fill(flagged.begin() + static_cast<long>(i), flagged.begin() + static_cast<long>(i + run), true);
-      }
   std::vector<std::size_t> out;
+  if (!(tolerance > 0) || x.size() != y.size())
+    return out;
+  // The time at size i as the two sizes before it (or after it) extend it: a power law through
+  // them, its exponent held between 0 (a latency floor) and 1.5 (a bend out of a cache).
+  auto trend = [&](std::size_t near, std::size_t far, std::size_t i) {
+    const double slope = std::clamp(std::log(y[near] / y[far]) / std::log(x[near] / x[far]), 0.0, 1.5);
+    return y[near] * std::pow(x[i] / x[near], slope);
+  };
+  std::vector<bool> flagged(y.size(), false);
+  for (std::size_t run = 1; run <= static_cast<std::size_t>(std::max(max_run, 0)); run++)
+    for (std::size_t i = 2; i + run + 1 < y.size(); i++) { // the run [i, i + run); two sizes on each side
+      const std::size_t l = i - 1, r = i + run;
+      const auto first = y.begin() + static_cast<long>(i), last = first + static_cast<long>(run);
+      const double low = *std::min_element(first, last), high = *std::max_element(first, last);
+      // Beyond what both neighbours and both sides' trends say, on the same side: a step (a
+      // protocol switch, up or down) follows one side's trend, a stray follows none.
+      const double hi = std::max({y[l], y[r], trend(l, l - 1, i), trend(r, r + 1, i + run - 1)});
+      const double lo = std::min({y[l], y[r], trend(l, l - 1, i), trend(r, r + 1, i + run - 1)});
+      if (low > (1 + tolerance) * hi || high * (1 + tolerance) < lo)
+        std::fill(flagged.begin() + static_cast<long>(i), flagged.begin() + static_cast<long>(r), true);
+    }
   for (std::size_t i = 0; i < flagged.size(); i++)
     if (flagged[i])
       out.push_back(i);
+  // Many strays are no longer strays: the data are too ragged to single sizes out.
+  if (static_cast<double>(out.size()) > 0.1 * static_cast<double>(y.size()))
+    out.clear();
   return out;
 }
 

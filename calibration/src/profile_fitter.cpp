@@ -203,6 +203,9 @@ std::string bandwidth_factors(const PiecewiseFit& fit, double bandwidth)
 
 nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const FitOptions& options)
 {
+  if (!(options.outlier_tolerance >= 0) || !std::isfinite(options.outlier_tolerance))
+    throw simcore::InputError("outlier tolerance", number(options.outlier_tolerance) +
+                                                       "; expected a share >= 0 (0.25: 25 %; 0 keeps every size)");
   if (!options.host_match.empty() && options.host_match.size() != paths.size())
     throw simcore::InputError("command line", "host patterns for " + std::to_string(options.host_match.size()) +
                                                   " traces, but " + std::to_string(paths.size()) +

@@ -123,6 +123,8 @@ Trace read_trace(const std::string& path)
 {
   if (!fs::exists(path))
     throw simcore::InputError(path, "no such trace file");
+  if (fs::is_directory(path))
+    throw simcore::InputError(path, "is a folder; expected a calibration trace file");
   if (is_json_trace_path(path))
     return read_trace_json(path);
   H5E_auto2_t old_func;

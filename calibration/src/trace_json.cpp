@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -61,21 +63,28 @@ Dataset dataset_of(const json& d, const std::string& where, const std::string& p
   for (const auto& s : shape) {
     if (!s.is_number_unsigned())
       throw simcore::InputError(where, path + ".shape holds " + s.dump() + "; expected counts (integers >= 0)");
-    out.shape.push_back(s.get<std::size_t>());
-    count *= out.shape.back();
+    const auto dim = s.get<std::size_t>();
+    if (dim != 0 && count > std::numeric_limits<std::uint32_t>::max() / dim)
+      throw simcore::InputError(where, path + ".shape " + shape.dump() + " is too large; expected fewer than 2^32 values");
+    out.shape.push_back(dim);
+    count *= dim;
   }
   const json& values = member(d, "values", Kind::kArray, where, path);
   if (values.size() != count)
     throw simcore::InputError(where, path + ".values holds " + std::to_string(values.size()) +
                                          " numbers; expected " + std::to_string(count) + " (the product of its shape)");
   out.values.reserve(count);
-  for (const auto& v : values) {
-    if (v.is_null())
-      out.values.push_back(std::numeric_limits<double>::quiet_NaN());
-    else if (v.is_number())
+  for (std::size_t i = 0; i < values.size(); i++) {
+    const json& v = values[i];
+    if (v.is_number())
       out.values.push_back(v.get<double>());
+    else if (v.is_null() || v == "nan")
+      out.values.push_back(std::numeric_limits<double>::quiet_NaN());
+    else if (v == "inf" || v == "-inf")
+      out.values.push_back(v == "inf" ? HUGE_VAL : -HUGE_VAL);
     else
-      throw simcore::InputError(where, path + ".values holds " + v.dump() + "; expected numbers (null: not a number)");
+      throw simcore::InputError(where, path + ".values[" + std::to_string(i) + "] is " + v.type_name() +
+                                           "; expected a number (or \"nan\", \"inf\", \"-inf\")");
   }
   return out;
 }
@@ -84,7 +93,12 @@ Dataset dataset_of(const json& d, const std::string& where, const std::string& p
 
 bool is_json_trace_path(const std::string& path)
 {
-  return path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  if (path.size() < 5)
+    return false;
+  std::string ext = path.substr(path.size() - 5);
+  for (char& c : ext)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".json";
 }
 
 std::string trace_to_json_text(const Trace& trace)
@@ -96,14 +110,15 @@ std::string trace_to_json_text(const Trace& trace)
     json datasets = json::object();
     for (const auto& [dname, d] : b.datasets) {
       json values = json::array();
-      for (double v : d.values)
-        values.push_back(std::isfinite(v) ? json(v) : json(nullptr));
+      for (double v : d.values) // JSON has no NaN nor infinity: those go as text
+        values.push_back(std::isfinite(v) ? json(v) : json(std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"));
       datasets[dname] = {{"unit", d.unit}, {"shape", d.shape}, {"values", std::move(values)}};
     }
     benchmarks[name] = {{"parameters", b.parameters}, {"datasets", std::move(datasets)}};
   }
   root["benchmarks"] = std::move(benchmarks);
-  return root.dump() + "\n";
+  // Text that is not UTF-8 (a CPU model from an odd /proc) is kept with U+FFFD in its place.
+  return root.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 Trace trace_from_json_text(const std::string& text, const std::string& where)
@@ -111,13 +126,16 @@ Trace trace_from_json_text(const std::string& text, const std::string& where)
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw simcore::InputError(where, std::string("not JSON (") + e.what() + "); expected a calibration trace");
+  } catch (const json::exception& e) { // parse_error, out_of_range (a number beyond a double)
+    throw simcore::InputError(where, std::string("not JSON that a trace can hold (") + e.what() +
+                                         "); expected a calibration trace");
   }
   if (!root.is_object())
     throw simcore::InputError(where, std::string("the document is ") + root.type_name() + "; expected an object");
   Trace t;
   t.attributes = text_map(member(root, "attributes", Kind::kObject, where, "trace"), where, "attributes");
+  if (!t.attributes.count("schema"))
+    throw simcore::InputError(where, std::string("attributes: no 'schema'; expected '") + kTraceSchema + "'");
   if (t.attributes["schema"] != kTraceSchema)
     throw simcore::InputError(where, "attributes.schema is '" + t.attributes["schema"] + "'; expected '" +
                                          kTraceSchema + "'");
@@ -137,13 +155,15 @@ Trace trace_from_json_text(const std::string& text, const std::string& where)
 
 void write_trace_json(const std::string& path, const Trace& trace)
 {
+  const std::string text = trace_to_json_text(trace); // before any file exists
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   {
     std::ofstream out(tmp, std::ios::binary);
     if (!out)
       throw simcore::InputError(path, "cannot create the trace file; expected a writable path");
-    out << trace_to_json_text(trace);
-    if (!out.flush()) {
+    out << text;
+    out.close();
+    if (!out) {
       std::filesystem::remove(tmp);
       throw simcore::InputError(path, "cannot write the trace file");
     }
@@ -158,6 +178,8 @@ void write_trace_json(const std::string& path, const Trace& trace)
 
 Trace read_trace_json(const std::string& path)
 {
+  if (std::filesystem::is_directory(path))
+    throw simcore::InputError(path, "is a folder; expected a calibration trace file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw simcore::InputError(path, "no such trace file");

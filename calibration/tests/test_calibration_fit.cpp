@@ -133,7 +133,7 @@ TEST_CASE("isolated outliers: spikes and dips of one or two sizes, never a step 
   CHECK(isolated_outliers(x, with({{20, 2}, {21, 2}}), 0.25) == std::vector<std::size_t>{20, 21});
   CHECK(isolated_outliers(x, with({{20, 2}, {21, 2}, {22, 2}}), 0.25).empty()); // three: a feature, not noise
   CHECK(isolated_outliers(x, with({{20, 1.2}}), 0.25).empty());                  // within the tolerance
-  CHECK(isolated_outliers(x, with({{0, 3}, {39, 3}}), 0.25).empty());            // edges have one neighbour
+  CHECK(isolated_outliers(x, with({{1, 3}, {38, 3}}), 0.25).empty());            // one neighbour on a side
   CHECK(isolated_outliers(x, with({{20, 1.7}}), 0).empty());                     // 0: keep every size
   // A protocol switch: every size from 25 on takes 60 % longer; a step, which stays.
   auto step = y;
@@ -144,4 +144,25 @@ TEST_CASE("isolated outliers: spikes and dips of one or two sizes, never a step 
   for (std::size_t i = 25; i < step.size(); i++)
     step[i] = y[i] * 0.6;
   CHECK(isolated_outliers(x, step, 0.25).empty());
+  // Two sizes an octave: an eager copy (0.5 us + s / 4 GB/s) up to 64 KiB, then a single copy
+  // (2 us + s / 12 GB/s): the last eager size is far slower than the next, yet it follows
+  // the trend of the sizes before it, and stays.
+  std::vector<double> xs, ys;
+  for (int i = 0; i < 30; i++) {
+    xs.push_back(std::round(std::pow(2.0, i / 2.0)));
+    ys.push_back(xs.back() <= 65536 ? 0.5e-6 + xs.back() / 4e9 : 2e-6 + xs.back() / 12e9);
+  }
+  CHECK(isolated_outliers(xs, ys, 0.25).empty());
+  // Ragged throughout (every other size twice as slow): no size is singled out.
+  auto ragged = y;
+  for (std::size_t i = 0; i < ragged.size(); i += 2)
+    ragged[i] *= 2;
+  CHECK(isolated_outliers(x, ragged, 0.25).empty());
+  // A first size after a switch that is slower than every size after it by more than the
+  // tolerance follows no trend: it is left out (the switch moves to the next size).
+  auto bump = step;
+  for (std::size_t i = 25; i < bump.size(); i++)
+    bump[i] = y[i] * 1.6;
+  bump[25] *= 1.5;
+  CHECK(isolated_outliers(x, bump, 0.25) == std::vector<std::size_t>{25});
 }

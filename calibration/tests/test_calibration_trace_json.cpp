@@ -26,7 +26,7 @@ calibration::Trace sample_trace()
   t.benchmarks["cuda"] = {"cuda",
                           {{"device", "Test GPU"}, {"compute_capability", "9.0"}},
                           {{"gemm_fp32", {{0.1, 1.0 / 3.0, 2.0 / 7.0 * 1e5}, {3}, "Gflop/s"}},
-                           {"check_error", {{1e-300, std::numeric_limits<double>::quiet_NaN(), 4.9e-324, -0.0}, {2, 2}, "1"}}}};
+                           {"check_error", {{1e-300, std::numeric_limits<double>::quiet_NaN(), 4.9e-324, -0.0, HUGE_VAL, -HUGE_VAL}, {3, 2}, "1"}}}};
   t.benchmarks["stream"] = {"stream", {}, {}};
   return t;
 }
@@ -46,7 +46,7 @@ void require_same(const calibration::Trace& a, const calibration::Trace& b)
       CHECK(da.shape == db.shape);
       REQUIRE(da.values.size() == db.values.size());
       for (std::size_t i = 0; i < da.values.size(); i++) {
-        if (std::isnan(da.values[i]))
+        if (std::isnan(da.values[i])) // NaN, infinities and -0 included
           CHECK(std::isnan(db.values[i]));
         else
           CHECK(std::memcmp(&da.values[i], &db.values[i], sizeof(double)) == 0); // bit for bit
@@ -104,10 +104,29 @@ TEST_CASE("malformed JSON traces name the element and what was expected", "[cali
         "t.json: benchmarks.cuda.datasets.g.shape has 3 dimensions; expected 1 or 2");
   CHECK(error_of(d + R"({"unit": "s", "shape": [-1], "values": []}}}}})") ==
         "t.json: benchmarks.cuda.datasets.g.shape holds -1; expected counts (integers >= 0)");
-  CHECK(error_of(d + R"({"unit": "s", "shape": [1], "values": ["x"]}}}}})") ==
-        "t.json: benchmarks.cuda.datasets.g.values holds \"x\"; expected numbers (null: not a number)");
+  CHECK(error_of(d + R"({"unit": "s", "shape": [2], "values": [1, "x"]}}}}})") ==
+        "t.json: benchmarks.cuda.datasets.g.values[1] is string; expected a number (or \"nan\", \"inf\", \"-inf\")");
+  CHECK(error_of(d + R"({"unit": "s", "shape": [4294967296, 4294967296], "values": []}}}}})") ==
+        "t.json: benchmarks.cuda.datasets.g.shape [4294967296,4294967296] is too large; expected fewer than 2^32 values");
+  CHECK(error_of(d + R"({"unit": "s", "shape": [1], "values": [1e400]}}}}})").find("t.json: not JSON that a trace can hold") == 0);
+  CHECK(error_of(R"({"attributes": {"host": "h"}, "benchmarks": {}})") ==
+        "t.json: attributes: no 'schema'; expected 'simcore-calibration-trace/1'");
   CHECK(error_of(d + R"({"shape": [1], "values": [1]}}}}})") ==
         "t.json: benchmarks.cuda.datasets.g: no 'unit'; expected a string");
+}
+
+TEST_CASE("JSON traces: any case of the extension, text that is not UTF-8, a folder", "[calibration]")
+{
+  CHECK(calibration::is_json_trace_path("T.JSON"));
+  CHECK_FALSE(calibration::is_json_trace_path("json"));
+  auto t = sample_trace();
+  t.attributes["cpu_model"] = "Intel\xae Xeon"; // Latin-1, as an odd /proc may give
+  const auto back = calibration::trace_from_json_text(calibration::trace_to_json_text(t), "memory");
+  CHECK(back.attributes.at("cpu_model") == "Intel\xef\xbf\xbd Xeon"); // U+FFFD in its place
+  const std::string dir = "trace_json_folder_" + std::to_string(getpid()) + ".json";
+  std::filesystem::create_directory(dir);
+  CHECK_THROWS_WITH(calibration::read_trace(dir), dir + ": is a folder; expected a calibration trace file");
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a JSON trace that cannot be written leaves nothing behind", "[calibration]")

@@ -34,7 +34,7 @@ int main(int argc, char** argv)
   } catch (const simcore::InputError& e) {
     std::fprintf(stderr, "calib_trace_convert: %s\n", e.what());
     return simcore::kExitBadInput;
-  } catch (const simcore::Error& e) {
+  } catch (const std::exception& e) {
     std::fprintf(stderr, "calib_trace_convert: %s\n", e.what());
     return simcore::kExitInternal;
   }

@@ -48,6 +48,8 @@ def test_calibrate_fits_traces_like_the_command_line(tmp_path):
     kept = simcore.calibrate(traces, outlier_tolerance=0)  # this machine's trace has no stray size
     assert kept["quality"]["network"]["excluded_sizes"] == profile["quality"]["network"]["excluded_sizes"] == []
     assert kept["simgrid_config"] == profile["simgrid_config"]
+    with pytest.raises(simcore.InputError, match="outlier tolerance"):
+        simcore.calibrate(traces, outlier_tolerance=-1)
     typed = simcore.calibrate(traces, hosts=["node-.*"] * len(traces))
     assert typed["hosts"][0]["match"] == "node-.*"
     with pytest.raises(simcore.InputError, match="missing.h5"):

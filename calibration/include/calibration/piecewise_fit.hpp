@@ -37,13 +37,14 @@ struct PiecewiseFit {
 PiecewiseFit fit_piecewise(const std::vector<double>& x, const std::vector<double>& y, int max_segments = 4,
                            int min_sizes = 3);
 
-/** Sizes whose time strays alone from both neighbours: runs of up to `max_run` consecutive
- *  sizes (x increasing, one time each, e.g. the medians of the repetitions) all slower than
- *  (1 + tolerance) x the slower of the two sizes around the run, or all faster than the faster
- *  of them / (1 + tolerance). A time does not drop as a message grows, nor rise and fall back
- *  within a quarter of an octave; a protocol switch is a step, which stays. The first and last
- *  sizes have one neighbour and are never flagged. Their indices, increasing; none when
- *  tolerance <= 0. */
+/** Sizes whose time strays alone: runs of up to `max_run` consecutive sizes (x increasing,
+ *  one time each, e.g. the medians of the repetitions) all slower than (1 + tolerance) x the
+ *  slowest of their two neighbours and of what the two sizes on either side predict for them
+ *  (a power law through those two, exponent between 0 and 1.5), or all faster than the fastest
+ *  of these / (1 + tolerance). A step (a protocol switch, up or down) follows the trend of one
+ *  side and stays; so do runs of three or more. Sizes with fewer than two neighbours on a side
+ *  are never judged. When more than a tenth of the sizes would stray, none is singled out (the
+ *  data are ragged throughout). Their indices, increasing; none when tolerance <= 0. */
 std::vector<std::size_t> isolated_outliers(const std::vector<double>& x, const std::vector<double>& y, double tolerance,
                                            int max_run = 2);
 

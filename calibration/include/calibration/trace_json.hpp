@@ -5,7 +5,8 @@
  *    "benchmarks": {"cuda": {"parameters": {"device": ...},
  *                            "datasets": {"gemm_fp32": {"unit": "Gflop/s", "shape": [5],
  *                                                       "values": [...]}}}}}
- * A value that is not a number is written null and read back as NaN. `calib_trace_convert`
+ * NaN and infinities, which JSON lacks, are written "nan", "inf" and "-inf" (null reads as
+ * NaN too); text that is not UTF-8 is written with U+FFFD in its place. `calib_trace_convert`
  * turns one form into the other; read_trace and write_trace take either, by extension. */
 #pragma once
 
@@ -15,7 +16,7 @@
 
 namespace calibration {
 
-/** True when `path` names a JSON trace (it ends in ".json"). */
+/** True when `path` names a JSON trace (it ends in ".json", in any case). */
 bool is_json_trace_path(const std::string& path);
 
 /** The trace as JSON text (doubles written so that they read back bit for bit). */

@@ -126,19 +126,21 @@ def load(path):
     return Scenario(_simcore.Scenario.load(os.fspath(path)))
 
 
-def calibrate(traces, out=None, hosts=None, network_pattern="auto", max_segments=8, outlier_tolerance=0.25):
+def calibrate(traces, out=None, hosts=None, network_pattern="auto", max_segments=8, outlier_tolerance=None):
     """Fits a calibration profile from calibration traces (HDF5, or their JSON form), as
     `simcore calibrate` does; returns it as a dict and, with `out`, writes it there
     (atomically) for Scenario.calibration.
 
     hosts: None, or one regular expression per trace (its host type; "" for every host).
     network_pattern: "pingping", "pingpong" or "auto".
-    outlier_tolerance: network sizes whose time strays alone from both neighbours by more than
-    this share are left out of the fit (quality["network"]["excluded_sizes"]); 0 keeps them.
-    Raises InputError on a bad trace."""
+    outlier_tolerance: network sizes whose time strays alone from their neighbours by more than
+    this share are left out of the fit (quality["network"]["excluded_sizes"]); 0 keeps them;
+    None: the command line's default (0.25).
+    Raises InputError on a bad trace or option."""
     paths = [os.fspath(t) for t in traces]
+    options = () if outlier_tolerance is None else (float(outlier_tolerance),)
     text = _simcore.calibrate(paths, [] if hosts is None else list(hosts), network_pattern, int(max_segments),
-                              float(outlier_tolerance))
+                              *options)
     if out is not None:
         out = os.fspath(out)
         fd, tmp = tempfile.mkstemp(prefix=".profile-", dir=os.path.dirname(os.path.abspath(out)))
