@@ -284,6 +284,14 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
                 100 * median(look_v, s) / bound, hit_v[s]);
   std::printf("  pipelined table: %.0f %% of its own bound (%.3f lines per lookup)\n",
               100 * median(look_v, 1) * lines_per_lookup / bound, lines_per_lookup);
+  { // Each round measures every structure within seconds: its ratio holds the host's state.
+    std::vector<double> paired;
+    for (std::size_t r = 0; r < R; r++)
+      paired.push_back(look_v[1 * R + r] / look_v[5 * R + r]);
+    std::sort(paired.begin(), paired.end());
+    std::printf("  pipelined table / absl within each round: median %.2f x (%.2f to %.2f)\n", paired[paired.size() / 2],
+                paired.front(), paired.back());
+  }
   for (std::size_t k = 0; k < shares.size(); k++)
     std::printf("  secondary share %.3f: insertion failures %.4f %%\n", shares[k], 100 * failures[k]);
   std::printf("  buckets whose overflow filter is set: %.1f %%\n", 100 * overflowed);
