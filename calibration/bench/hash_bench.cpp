@@ -5,7 +5,9 @@
  * look up queries of which --miss-rate are absent. Also the insertion failure rate of the
  * table per memory layout (share of the secondary region), and the memory-latency bound over
  * a buffer of the table's size (latency of one dependent chain; most lines per second with
- * independent chains interleaved). Exit 1 when the structures disagree.
+ * independent chains interleaved), and the pipelined loop on a table the caches hold (its own
+ * ceiling). Each round measures every structure, that loop and a short bound within seconds,
+ * and the table's ratios to them are reported per round. Exit 1 when the structures disagree.
  *   calib_hash [--buckets B] [--load 0.7] [--miss-rate 0.9] [--queries Q] [--repetitions R]
  *              [--key float|double] -o TRACE.h5 */
 #include "calibration/simd_hash_table.hpp"
@@ -32,6 +34,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double sorted_median(std::vector<double> v)
+{
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/** Buckets of the table that measures the lookup loop in the caches: 128 KiB of keys, 392 KiB
+ *  with the values (float keys) and the filters, within any L2 of this century. */
+constexpr std::size_t kInCacheBuckets = 2048;
 
 /** An allocator that puts large blocks on transparent huge pages, as the SIMD table does its
  *  own: absl::flat_hash_map with it shows what huge pages alone are worth. */
@@ -133,6 +145,28 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
     return b;
   };
 
+  // The lookup loop's own ceiling: the pipelined table (AVX-512 path where the CPU has it) on
+  // a table of the same load small enough for the L2, queried with the same share of misses in
+  // the same places. Set against the large table's rate it tells what memory costs and what the
+  // loop itself does: a table held back by its loop gains nothing from fewer lines per lookup.
+  const std::size_t small_buckets = std::min<std::size_t>(buckets, kInCacheBuckets);
+  const std::size_t small_n = std::max<std::size_t>(
+      1, static_cast<std::size_t>(static_cast<double>(small_buckets * Table::kSlots) * load));
+  Table small(small_buckets);
+  std::vector<Key> small_queries(q);
+  {
+    std::vector<Key> small_keys;
+    for (std::size_t i = 0; i < n && small_keys.size() < small_n; i++)
+      if (small.insert(keys[i], i))
+        small_keys.push_back(keys[i]);
+    for (std::size_t i = 0; i < small_queries.size(); i++)
+      if (bits_of(small_queries[i]) & kSign) // a hit in the large table: a hit in this one too
+        small_queries[i] = small_keys[i % small_keys.size()];
+  }
+  // The memory-latency bound over a buffer of the table's size (see below), allocated now: each
+  // round measures it next to the structures, so that its shares hold the host's state.
+  ChaseBuffer chase(Table(buckets).bytes());
+
   const std::vector<std::string> names{"simd_table",           "simd_table_batched",
                                        "simd_table_batched_scalar", "std_unordered_map",
                                        "boost_unordered_map",  "absl_flat_hash_map",
@@ -144,6 +178,7 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
   bool huge = false;
   double overflowed = 0, lines_per_lookup = 1;
   std::vector<double> huge_share; // of the pipelined table's memory, each repetition
+  std::vector<double> in_cache_v(R), round_latency_v(R), round_bound_v(R, 0.0);
   for (std::size_t r = 0; r < R; r++) {
     for (std::size_t s = 0; s < kStructures; s++) {
       std::size_t found = 0;
@@ -227,6 +262,19 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
       look_v[s * R + r] = static_cast<double>(queries) / tl;
       hit_v[s] = static_cast<double>(found) / static_cast<double>(queries);
     }
+    { // The loop alone, in the caches (warmed by a first pass).
+      std::vector<std::uint64_t> vals(small_queries.size());
+      std::vector<unsigned char> hit(small_queries.size());
+      small.find_many(small_queries.data(), small_queries.size(), vals.data(), hit.data());
+      const auto t0 = Clock::now();
+      small.find_many(small_queries.data(), small_queries.size(), vals.data(), hit.data());
+      in_cache_v[r] = static_cast<double>(small_queries.size()) / since(t0);
+    }
+    // The bound of this round: one chain, then the chain counts at which the sweep below peaks
+    // on this machine (shorter runs than the sweep's).
+    round_latency_v[r] = 1.0 / chase.lines_per_second(1, std::size_t{1} << 20);
+    for (int chains : {32, 48, 64})
+      round_bound_v[r] = std::max(round_bound_v[r], chase.lines_per_second(chains, std::size_t{1} << 22));
   }
   // Every structure must give the same answers (the SIMD table may refuse a key when its
   // three buckets are full: then it finds fewer, which the failure rate below tells).
@@ -249,7 +297,6 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
   // sustains) give the most random cache lines one core reads per second. A lookup reads at
   // least one line, so that rate bounds lookups. The sweep runs three times and each chain
   // count keeps its best rate: a bound must not drop because a neighbour was busy once.
-  ChaseBuffer chase(table_bytes);
   const std::vector<double> chain_counts{1, 2, 4, 8, 16, 24, 32, 48, 64};
   std::vector<double> line_rates(chain_counts.size(), 0.0);
   for (int sweep = 0; sweep < 3; sweep++)
@@ -284,13 +331,31 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
                 100 * median(look_v, s) / bound, hit_v[s]);
   std::printf("  pipelined table: %.0f %% of its own bound (%.3f lines per lookup)\n",
               100 * median(look_v, 1) * lines_per_lookup / bound, lines_per_lookup);
-  { // Each round measures every structure within seconds: its ratio holds the host's state.
-    std::vector<double> paired;
-    for (std::size_t r = 0; r < R; r++)
-      paired.push_back(look_v[1 * R + r] / look_v[5 * R + r]);
-    std::sort(paired.begin(), paired.end());
-    std::printf("  pipelined table / absl within each round: median %.2f x (%.2f to %.2f)\n", paired[paired.size() / 2],
-                paired.front(), paired.back());
+  std::printf("  the lookup loop alone (the same workload on %zu buckets, %.2f MiB, in the caches): %.1f M/s\n",
+              small_buckets, static_cast<double>(small.bytes()) / 1048576.0, sorted_median(in_cache_v) / 1e6);
+  { // Each round measures every structure, the loop alone and the bound within seconds: its
+    // ratios hold the host's state, which the medians above, minutes apart, may not.
+    std::vector<double> to_absl, to_bound, to_own, to_loop;
+    for (std::size_t r = 0; r < R; r++) {
+      const double table = look_v[1 * R + r];
+      to_absl.push_back(table / look_v[5 * R + r]);
+      to_bound.push_back(100 * table / round_bound_v[r]);
+      to_own.push_back(100 * table * lines_per_lookup / round_bound_v[r]);
+      to_loop.push_back(100 * table / in_cache_v[r]);
+    }
+    const auto range = [](const std::vector<double>& v) {
+      return std::make_pair(*std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()));
+    };
+    std::printf("  within each round (bound: median %.1f M lines/s, %.1f to %.1f; latency %.1f ns):\n",
+                sorted_median(round_bound_v) / 1e6, range(round_bound_v).first / 1e6,
+                range(round_bound_v).second / 1e6, 1e9 * sorted_median(round_latency_v));
+    std::printf("    pipelined table / absl: median %.2f x (%.2f to %.2f)\n", sorted_median(to_absl),
+                range(to_absl).first, range(to_absl).second);
+    std::printf("    pipelined table / bound: median %.0f %% (%.0f to %.0f); of its own bound %.0f %% (%.0f to %.0f)\n",
+                sorted_median(to_bound), range(to_bound).first, range(to_bound).second, sorted_median(to_own),
+                range(to_own).first, range(to_own).second);
+    std::printf("    pipelined table / the loop alone: median %.0f %% (%.0f to %.0f)\n", sorted_median(to_loop),
+                range(to_loop).first, range(to_loop).second);
   }
   for (std::size_t k = 0; k < shares.size(); k++)
     std::printf("  secondary share %.3f: insertion failures %.4f %%\n", shares[k], 100 * failures[k]);
@@ -319,7 +384,8 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
        {"memory_latency_s", calibration::parameter_number(latency)},
        {"memory_bound_lines_per_s", calibration::parameter_number(bound)},
        {"lines_per_lookup", calibration::parameter_number(lines_per_lookup)},
-       {"overflowed_bucket_share", calibration::parameter_number(overflowed)}},
+       {"overflowed_bucket_share", calibration::parameter_number(overflowed)},
+       {"in_cache_buckets", std::to_string(small_buckets)}},
       {{"insert_rate", {ins_v, {kStructures, R}, "1/s"}},
        {"lookup_rate", {look_v, {kStructures, R}, "1/s"}},
        {"hit_share", {hit_v, {kStructures}, ""}},
@@ -327,7 +393,10 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
        {"secondary_share", {shares, {shares.size()}, ""}},
        {"insert_failure_rate", {failures, {shares.size()}, ""}},
        {"chains", {chain_counts, {chain_counts.size()}, ""}},
-       {"random_line_rate", {line_rates, {line_rates.size()}, "1/s"}}}};
+       {"random_line_rate", {line_rates, {line_rates.size()}, "1/s"}},
+       {"in_cache_lookup_rate", {in_cache_v, {R}, "1/s"}},
+       {"round_memory_latency", {round_latency_v, {R}, "s"}},
+       {"round_random_line_rate", {round_bound_v, {R}, "1/s"}}}};
   trace.benchmarks["hash_table"] = bm;
   if (const int rc = calibration::write_trace_or_report(out, trace); rc != 0)
     return rc;

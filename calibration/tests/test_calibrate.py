@@ -208,6 +208,13 @@ def test_hash_benchmark_compares_every_structure_on_one_workload(tmp_path):
         assert float(g.attrs["memory_bound_lines_per_s"]) == pytest.approx(lines.max(), rel=1e-8)
         huge = g["huge_page_share"][()]  # of the pipelined table's memory, per repetition (a 1 MiB table: none)
         assert huge.shape == (1,) and 0 <= huge[0] <= 1
+        # The loop alone, in the caches: a table of at most 2048 buckets (here 2048 of 4096).
+        assert int(g.attrs["in_cache_buckets"]) == 2048
+        in_cache = g["in_cache_lookup_rate"]
+        assert in_cache.shape == (1,) and in_cache.attrs["unit"] in (b"1/s", "1/s") and in_cache[0] > 0
+        # Each round's own bound, next to its structures: one chain (the latency), then many.
+        latency, bound = g["round_memory_latency"][()], g["round_random_line_rate"][()]
+        assert latency.shape == bound.shape == (1,) and bound[0] * latency[0] > 1
     res, out = calibrate(tmp_path, trace)
     assert res.returncode == 0, res.stderr
     rates = json.loads(out.read_text())["rates"]
