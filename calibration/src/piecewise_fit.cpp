@@ -18,7 +18,7 @@ struct LineFit {
 };
 
 /** Weighted least squares (weights 1/y^2: relative errors) of y = a + b x on samples [lo, hi),
- *  with a >= 0. */
+ *  with a >= 0 and b >= 0. */
 LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y, std::size_t lo, std::size_t hi)
 {
   Eigen::Matrix2d a = Eigen::Matrix2d::Zero();
@@ -29,20 +29,35 @@ LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y, std
     a += w * row * row.transpose();
     b += w * row * y[i];
   }
-  LineFit f;
+  // A time has no negative start-up and does not fall as messages grow (and SimGrid takes
+  // neither): the best line with intercept >= 0 and slope >= 0. The cost is convex, so when
+  // the free optimum breaks a bound the best line lies on that bound: try the free line, each
+  // bound alone, and both, and keep the cheapest that keeps both.
+  const auto cost_of = [&](double intercept, double slope) {
+    double c = 0;
+    for (std::size_t i = lo; i < hi; i++) {
+      const double r = (intercept + slope * x[i] - y[i]) / y[i];
+      c += r * r;
+    }
+    return c;
+  };
   const Eigen::Vector2d s = a.ldlt().solve(b);
-  f.intercept = s(0);
-  f.slope = s(1);
-  if (f.intercept < 0 && a(1, 1) > 0) {
-    // A time has no negative start-up (and SimGrid takes none): the cost is convex, so the
-    // best line with intercept >= 0 then has intercept 0, the slope fitted alone.
-    f.intercept = 0;
-    f.slope = b(1) / a(1, 1);
-  }
-  f.cost = 0;
-  for (std::size_t i = lo; i < hi; i++) {
-    const double r = (f.intercept + f.slope * x[i] - y[i]) / y[i];
-    f.cost += r * r;
+  std::vector<std::pair<double, double>> candidates{{s(0), s(1)}, {0.0, 0.0}};
+  if (a(1, 1) > 0)
+    candidates.push_back({0.0, b(1) / a(1, 1)});
+  if (a(0, 0) > 0)
+    candidates.push_back({b(0) / a(0, 0), 0.0});
+  LineFit f;
+  f.cost = std::numeric_limits<double>::infinity();
+  for (const auto& [intercept, slope] : candidates) {
+    if (!(intercept >= 0) || !(slope >= 0))
+      continue;
+    const double c = cost_of(intercept, slope);
+    if (c < f.cost) {
+      f.intercept = intercept;
+      f.slope = slope;
+      f.cost = c;
+    }
   }
   return f;
 }

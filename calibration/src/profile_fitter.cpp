@@ -38,6 +38,20 @@ double median_row(const Dataset& d, std::size_t r)
   return simcore::quantile(v, 0.5);
 }
 
+/** `d` holds `rows` rows of at least one repetition each, every value positive and finite. */
+void need_positive(const Dataset& d, std::size_t rows, const std::string& where, const std::string& name,
+                   const std::string& what)
+{
+  if (d.rows() != rows || d.cols() == 0 || d.values.size() != d.rows() * d.cols())
+    throw simcore::InputError(where, "dataset '" + name + "' has " + std::to_string(d.rows()) + " rows of " +
+                                         std::to_string(d.cols()) + " values; expected " + std::to_string(rows) +
+                                         " rows of repetitions");
+  for (std::size_t i = 0; i < d.values.size(); i++)
+    if (!(d.values[i] > 0) || !std::isfinite(d.values[i]))
+      throw simcore::InputError(where, "dataset '" + name + "' holds " + number(d.values[i]) + " at index " +
+                                           std::to_string(i) + "; expected positive " + what);
+}
+
 /** What the node benchmarks of one host type measured, one value per trace (per node): the
  *  rates are the medians of the nodes, written once every trace is read. */
 struct TypeSamples {
@@ -128,6 +142,19 @@ void samples_by_size(const Benchmark& b, const std::string& name, double scale, 
     if (!(v > 0) || !std::isfinite(v))
       throw simcore::InputError(where + " (" + b.name + ")", "dataset '" + name + "' holds " + number(v) +
                                                                  "; expected positive times in seconds");
+  if (size.values.size() != size.rows())
+    throw simcore::InputError(where + " (" + b.name + ")", "dataset 'size' holds " +
+                                                               std::to_string(size.values.size()) + " values in " +
+                                                               std::to_string(size.rows()) +
+                                                               " rows; expected one size per row");
+  // Whole bytes an MPI count can hold: SMPI reads a factor's bound as an int.
+  for (std::size_t i = 0; i < size.values.size(); i++) {
+    const double v = size.values[i];
+    if (!(v >= 0) || v > 2147483647.0 || v != std::floor(v))
+      throw simcore::InputError(where + " (" + b.name + ")",
+                                "dataset 'size' holds " + number(v) + " at index " + std::to_string(i) +
+                                    "; expected whole message sizes in bytes from 0 to 2147483647");
+  }
   for (std::size_t r = 0; r < time.rows(); r++)
     for (std::size_t c = 0; c < time.cols(); c++) {
       sizes.push_back(size.at(r));
@@ -174,6 +201,8 @@ namespace {
 /** SMPI applies an entry "X:factor" to messages larger than X: a segment from size S (whole
  *  bytes) is written as S - 1, the first one as 0; as a whole number, since SMPI reads the
  *  bound as an integer (6 significant digits would turn 20971519 into "2.09715e+07", read 2). */
+constexpr double kFlatSegmentBandwidthFactor = 1e6;
+
 std::string bound_of(const Segment& s, bool first)
 {
   return std::to_string(first ? 0LL : static_cast<long long>(std::max(std::llround(s.from) - 1, 0LL)));
@@ -194,7 +223,10 @@ std::string bandwidth_factors(const PiecewiseFit& fit, double bandwidth)
 {
   std::string out;
   for (auto it = fit.segments.rbegin(); it != fit.segments.rend(); ++it) {
-    const double bw = it->slope > 0 ? 1.0 / it->slope : bandwidth;
+    // A flat segment (no time per byte) gets a bandwidth a million times the reference: its
+    // bytes then cost nothing next to its latency, as fitted (the reference itself would add
+    // s / bandwidth to every message of the segment).
+    const double bw = it->slope > 0 ? 1.0 / it->slope : bandwidth * kFlatSegmentBandwidthFactor;
     out += (out.empty() ? "" : ";") + bound_of(*it, it == std::prev(fit.segments.rend())) + ":" +
            number(bw / bandwidth);
   }
@@ -262,6 +294,9 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
           throw simcore::InputError(path, "no 'pingping' group for --network-pattern pingping; expected a trace of "
                                           "calib_pingpong (which measures both)");
         const auto placement = b.parameters.count("placement") ? b.parameters.at("placement") : "inter-node";
+        if (placement != "intra-node" && placement != "inter-node")
+          throw simcore::InputError(path + " (pingpong)", "placement '" + placement +
+                                                              "'; expected 'intra-node' or 'inter-node'");
         NetworkSamples& n = networks[placement];
         pingpong_samples(b, n.pingpong_sizes, n.pingpong_times, path);
         if (has_pingping)
@@ -269,6 +304,10 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         n.all_have_pingping = n.all_have_pingping && has_pingping;
         n.traces++;
         fitted = true;
+      } else if (name == "pingping" && !t.benchmarks.count("pingpong")) {
+        throw simcore::InputError(path + " (pingping)", "a 'pingping' group without 'pingpong' (its sizes and "
+                                                        "placement); expected a trace of calib_pingpong, which "
+                                                        "writes both");
       } else if (name == "dgemm") {
         // Dense compute rate of one core: the median over repetitions at the largest size.
         const Dataset& size = need(b, "size", path);
@@ -313,6 +352,16 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         const Dataset& threads = need(b, "threads", path);
         const Dataset& copy = need(b, "copy_bandwidth", path);
         const Dataset& triad = need(b, "triad_bandwidth", path);
+        const std::string where = path + " (stream)";
+        if (threads.rows() == 0 || threads.values.size() != threads.rows())
+          throw simcore::InputError(where, "dataset 'threads' has " + std::to_string(threads.values.size()) +
+                                               " values in " + std::to_string(threads.rows()) +
+                                               " rows; expected one thread count per row");
+        for (double v : threads.values)
+          if (!(v >= 1) || !std::isfinite(v))
+            throw simcore::InputError(where, "dataset 'threads' holds " + number(v) + "; expected thread counts >= 1");
+        need_positive(copy, threads.rows(), where, "copy_bandwidth", "bandwidths in bytes per second");
+        need_positive(triad, threads.rows(), where, "triad_bandwidth", "bandwidths in bytes per second");
         // STREAM counts the bytes read and written: a memcpy of S bytes moves 2 S.
         double best_copy = 0, best_triad = 0, one_core = 0;
         for (std::size_t r = 0; r < threads.rows(); r++) {
@@ -325,7 +374,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
             ts.stream_spread.push_back(std::abs(copy.at(r, k) - c) / c);
         }
         ts.memcpy_all.add(best_copy / 2, path);
-        ts.memcpy_one.add(one_core / 2, path);
+        if (one_core > 0) // a run on more threads only tells nothing of one core
+          ts.memcpy_one.add(one_core / 2, path);
         ts.triad.add(best_triad, path);
         fitted = true;
       } else if (name == "hash_table") {
@@ -346,6 +396,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         if (!named || row >= rate.rows())
           throw simcore::InputError(path + " (hash_table)", "no 'simd_table_batched' row among the structures; "
                                                             "expected a trace written by calib_hash");
+        need_positive(rate, rate.rows(), path + " (hash_table)", "lookup_rate", "lookups per second");
         const std::string miss_rate = b.parameters.count("miss_rate") ? b.parameters.at("miss_rate") : "?";
         const std::string key = b.parameters.count("key") ? b.parameters.at("key") : "?";
         if (ts.hash_trace.empty()) {
@@ -360,6 +411,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         ts.lookups.add(median_row(rate, row), path);
         if (b.datasets.count("random_line_rate") && !b.datasets.at("random_line_rate").values.empty()) {
           const Dataset& lines = b.datasets.at("random_line_rate");
+          need_positive(lines, lines.rows(), path + " (hash_table)", "random_line_rate", "cache lines per second");
           ts.lines.add(*std::max_element(lines.values.begin(), lines.values.end()), path);
           ts.latency.add(1.0 / lines.values.front(), path);
         }
@@ -370,8 +422,10 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         if (std::find(ts.gpu_devices.begin(), ts.gpu_devices.end(), device) == ts.gpu_devices.end())
           ts.gpu_devices.push_back(device);
         for (const auto& [kernel, d] : b.datasets)
-          if (d.unit == "Gflop/s") // rates; anything else a later schema adds is not one
+          if (d.unit == "Gflop/s") { // rates; anything else a later schema adds is not one
+            need_positive(d, d.rows(), path + " (cuda)", kernel, "rates in Gflop/s");
             ts.gpu[kernel].insert(ts.gpu[kernel].end(), d.values.begin(), d.values.end());
+          }
         fitted = true;
       } else if (name == "stencil") {
         StencilFit f = fit_stencil(b, path);
@@ -388,8 +442,9 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     if (!ts.memcpy_all.empty()) {
       rates["memcpy_bandwidth"] = {{"value", ts.memcpy_all.median()}, {"unit", "Bps"},
                                    {"doc", "bytes copied per second, all threads (STREAM copy / 2)"}};
-      rates["memcpy_bandwidth_one_core"] = {{"value", ts.memcpy_one.median()}, {"unit", "Bps"},
-                                            {"doc", "bytes copied per second by one thread"}};
+      if (!ts.memcpy_one.empty())
+        rates["memcpy_bandwidth_one_core"] = {{"value", ts.memcpy_one.median()}, {"unit", "Bps"},
+                                              {"doc", "bytes copied per second by one thread"}};
       rates["stream_triad_bandwidth"] = {{"value", ts.triad.median()}, {"unit", "Bps"}, {"doc", "STREAM triad"}};
       const auto& sp = ts.stream_spread;
       nlohmann::ordered_json q{{"max_rel_spread", sp.empty() ? 0.0 : *std::max_element(sp.begin(), sp.end())},
@@ -480,6 +535,10 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     std::vector<double> msizes, mtimes, spread;
     median_per_size(concurrent ? n.pingping_sizes : n.pingpong_sizes, concurrent ? n.pingping_times : n.pingpong_times,
                     msizes, mtimes, spread);
+    if (msizes.size() < 2)
+      throw simcore::InputError(placement + std::string(" network traces"),
+                                std::to_string(msizes.size()) + " message size(s); expected at least 2 distinct "
+                                "sizes to tell a latency from a bandwidth");
     const auto excluded = drop_isolated_outliers(msizes, mtimes, options.outlier_tolerance);
     const PiecewiseFit fit = fit_piecewise(msizes, mtimes, options.max_segments);
     // The reference: the first segment's latency, the last segment's bandwidth.
@@ -509,6 +568,16 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
       q["note"] = std::to_string(excluded.size()) + " size(s) left out of the " + placement +
                   " fit: their median time strays alone from both neighbours by more than " +
                   number(100 * options.outlier_tolerance) + " % (excluded_sizes; --outlier-tolerance 0 keeps them)";
+    if (std::string(placement) == "intra-node" && networks.count("inter-node")) {
+      // SimGrid has one set of SMPI factors for every message: the inter-node fit's, written
+      // next. They scale the loopback too, so only this fit's smallest-message latency and
+      // largest-message bandwidth reach a simulation; its errors above are those of the fit.
+      const std::string note = "the inter-node fit's SMPI factors apply to messages within a node too: a "
+                               "simulation follows this fit's latency (smallest messages) and bandwidth (largest) "
+                               "but the inter-node fit's shape in between; fit the intra-node traces in a profile "
+                               "of their own to predict within a node";
+      q["note"] = q.contains("note") ? q["note"].get<std::string>() + "; " + note : note;
+    }
     if (n.all_have_pingping) { // the other pattern's fit, for comparison
       std::vector<double> ms2, mt2, sp2;
       median_per_size(concurrent ? n.pingpong_sizes : n.pingping_sizes,

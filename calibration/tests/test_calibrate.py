@@ -1046,3 +1046,151 @@ def test_hash_benchmark_refuses_bad_options(tmp_path, args):
     res = subprocess.run([str(BIN / "calib_hash"), "-o", str(trace), *args], capture_output=True, text=True)
     assert res.returncode == 2 and "calib_hash" in res.stderr
     assert not trace.exists()
+
+
+@pytest.mark.parametrize("bad, message", [
+    (float("nan"), "holds nan at index 3"),
+    (float("inf"), "holds inf at index 3"),
+    (-5.0, "holds -5 at index 3"),
+    (2.5, "holds 2.5 at index 3"),
+    (4294967296.0, "holds 4.29497e+09 at index 3"),
+])
+def test_message_sizes_must_be_whole_bytes_an_mpi_count_holds(tmp_path, bad, message):
+    """A NaN size once made the fitter loop, allocating until the machine ran out of memory; an
+    infinite or negative one gave a profile of nonsense, one beyond 2^31 - 1 a factor SMPI cannot
+    read. Each is refused, naming the trace, the dataset and the index."""
+    trace = tmp_path / "pp.h5"
+    sizes = 2.0 ** np.arange(0, 12)
+    sizes[3] = bad
+    with synthetic_trace(trace) as f:
+        g = f.create_group("pingpong")
+        g.create_dataset("size", data=sizes).attrs["unit"] = "B"
+        g.create_dataset("round_trip", data=np.full((len(sizes), 3), 1e-5)).attrs["unit"] = "s"
+    res = subprocess.run([SIMCORE, "calibrate", str(trace), "-o", str(tmp_path / "p.json")], capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 2, res.stderr
+    assert f"{trace} (pingpong)" in res.stderr and "dataset 'size' " + message in res.stderr
+    assert "expected whole message sizes in bytes from 0 to 2147483647" in res.stderr
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_one_message_size_cannot_be_fitted(tmp_path):
+    trace = tmp_path / "pp.h5"
+    write_synthetic_network(trace, [1024.0], pingpong_law)
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 2 and "1 message size(s); expected at least 2 distinct sizes" in res.stderr
+    assert not out.exists()
+
+
+def test_network_traces_the_fitter_cannot_place_are_refused(tmp_path):
+    only_pingping = tmp_path / "pingping.h5"
+    with synthetic_trace(only_pingping) as f:
+        g = f.create_group("pingping")
+        g.create_dataset("size", data=POWERS).attrs["unit"] = "B"
+        g.create_dataset("time", data=np.repeat(pingping_law(POWERS)[:, None], 3, axis=1)).attrs["unit"] = "s"
+    res, _ = calibrate(tmp_path, only_pingping)
+    assert res.returncode == 2 and f"{only_pingping} (pingping): a 'pingping' group without 'pingpong'" in res.stderr
+    odd = tmp_path / "odd.h5"
+    write_synthetic_network(odd, POWERS, pingpong_law, placement="inter-rack")
+    res, _ = calibrate(tmp_path, odd)
+    assert res.returncode == 2
+    assert "placement 'inter-rack'; expected 'intra-node' or 'inter-node'" in res.stderr
+
+
+def test_a_time_that_falls_with_size_gives_a_flat_segment_the_simulation_follows(tmp_path):
+    """Times that fall from 256 B to 64 KiB once gave a segment of negative slope, written as
+    bandwidth factor 1: SMPI then added s / bandwidth, 2.7 x the fitted time at 64 KiB. Now no
+    segment falls, and a flat one's bytes cost nothing in SMPI's factors either."""
+    sizes = 2.0 ** np.arange(0, 25)
+    def law(s):
+        s = np.asarray(s, dtype=float)
+        return np.where(s < 256, 2e-6 + s / 4e9, np.where(s <= 65536, 5e-6 - 1e-11 * s, 1e-5 + s / 1e10))
+    trace = tmp_path / "pp.h5"
+    write_synthetic_network(trace, sizes, law)
+    p = fitted(tmp_path, trace)
+    segs = p["quality"]["network"]["segments"]
+    assert all(seg["bandwidth"] >= 0 and seg["latency"] >= 0 for seg in segs)
+    lat, bw = link_of(p)
+    lat_f = parse_factors(p["simgrid_config"]["smpi/lat-factor"])
+    bw_f = parse_factors(p["simgrid_config"]["smpi/bw-factor"])
+    # What SMPI computes from the factors is what the fitted segments say, at every size.
+    for s in sizes:
+        lf = next(f for bound, f in lat_f if s > bound or bound == 0)
+        bf = next(f for bound, f in bw_f if s > bound or bound == 0)
+        seg = [g for g in segs if g["from"] <= s][-1]
+        fitted_time = seg["latency"] + (s / seg["bandwidth"] if seg["bandwidth"] > 0 else 0)
+        assert lat * lf + s / (bw * bf) == pytest.approx(fitted_time, rel=1e-4, abs=1e-10)
+
+
+@pytest.mark.parametrize("threads, copy, message", [
+    ([1.0, 2.0, 4.0, 8.0], np.full((2, 5), 1e10), "dataset 'copy_bandwidth' has 2 rows of 5 values; expected 4 rows"),
+    ([1.0], np.zeros((1, 3)), "dataset 'copy_bandwidth' holds 0 at index 0; expected positive bandwidths"),
+    ([0.0], np.full((1, 3), 1e10), "dataset 'threads' holds 0; expected thread counts >= 1"),
+])
+def test_bad_stream_traces_are_refused(tmp_path, threads, copy, message):
+    """Rows the thread counts lack were once read past the end of the data, and zero
+    bandwidths written into a profile that simcore run then refused."""
+    trace = tmp_path / "stream.h5"
+    with synthetic_trace(trace) as f:
+        g = f.create_group("stream")
+        g.create_dataset("threads", data=np.array(threads)).attrs["unit"] = ""
+        g.create_dataset("copy_bandwidth", data=copy).attrs["unit"] = "Bps"
+        g.create_dataset("triad_bandwidth", data=np.full((len(threads), 3), 1e10)).attrs["unit"] = "Bps"
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 2 and f"{trace} (stream): " + message in res.stderr
+    assert not out.exists()
+
+
+def test_stream_without_a_one_thread_run_gives_no_one_core_rate(tmp_path):
+    trace = tmp_path / "stream.h5"
+    with synthetic_trace(trace) as f:
+        g = f.create_group("stream")
+        g.create_dataset("threads", data=np.array([2.0])).attrs["unit"] = ""
+        g.create_dataset("copy_bandwidth", data=np.full((1, 3), 2e10)).attrs["unit"] = "Bps"
+        g.create_dataset("triad_bandwidth", data=np.full((1, 3), 3e10)).attrs["unit"] = "Bps"
+    rates = fitted(tmp_path, trace)["rates"]
+    assert rates["memcpy_bandwidth"]["value"] == 1e10 and "memcpy_bandwidth_one_core" not in rates
+
+
+def test_a_hash_trace_with_a_zero_line_rate_is_refused(tmp_path):
+    """It once gave "memory_latency": null, a profile simcore run refused."""
+    trace = tmp_path / "hash.h5"
+    write_synthetic_hash(trace, 5e7, 2e8, 1e-7)
+    with h5py.File(trace, "a") as f:
+        f["hash_table/random_line_rate"][0] = 0.0
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 2
+    assert f"{trace} (hash_table): dataset 'random_line_rate' holds 0 at index 0" in res.stderr
+    assert not out.exists()
+
+
+def test_an_output_in_a_missing_folder_is_bad_input(tmp_path):
+    trace = tmp_path / "pp.h5"
+    write_synthetic_network(trace, POWERS, pingpong_law)
+    out = tmp_path / "missing" / "p.json"
+    res = subprocess.run([SIMCORE, "calibrate", str(trace), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 2 and str(out) in res.stderr and "expected a path in an existing, writable folder" \
+        in res.stderr
+
+
+def test_a_link_rule_leaves_the_loopback_to_its_configuration(tmp_path):
+    """A profile fitted from both placements has a link rule '.*' (inter-node) and the loopback
+    configuration (intra-node). The rule once matched SimGrid's __loopback__ too, and two ranks
+    on one host then ran at the inter-node link's speed."""
+    profile = tmp_path / "both.json"
+    profile.write_text(json.dumps({"schema": "simcore-profile/1",
+                                   "links": [{"match": ".*", "bandwidth": "0.5GBps", "latency": "0s"}],
+                                   "simgrid_config": {"network/model": "CM02", "network/loopback-bw": "1e9",
+                                                      "network/loopback-lat": "0"}}))
+    assert halo_time(tmp_path, profile) == pytest.approx(2e6 / 1e9, rel=1e-6)  # the loopback's 1 GB/s
+
+
+def test_an_intra_node_fit_beside_an_inter_node_one_says_what_reaches_a_simulation(tmp_path):
+    intra, inter = tmp_path / "intra.h5", tmp_path / "inter.h5"
+    write_synthetic_network(intra, POWERS, lambda s: 0.5e-6 + s / 2e10, placement="intra-node")
+    write_synthetic_network(inter, POWERS, pingpong_law, placement="inter-node")
+    res, out = calibrate(tmp_path, intra, inter)
+    assert res.returncode == 0, res.stderr
+    note = json.loads(out.read_text())["quality"]["network_intra_node"]["note"]
+    assert "the inter-node fit's SMPI factors apply to messages within a node too" in note
+    assert "note (network_intra_node): the inter-node fit's SMPI factors" in res.stderr

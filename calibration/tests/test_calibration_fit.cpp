@@ -88,6 +88,9 @@ TEST_CASE("SMPI factor syntax from a fit, largest size first", "[calibration]")
   // Bounds are whole numbers however large (SMPI reads them as integers).
   fit.segments.push_back({20971520, 4e-6, 1 / 5e9});
   CHECK(calibration::bandwidth_factors(fit, 5e9) == "20971519:1;65535:2;0:1");
+  // A flat segment (no time per byte) costs its latency alone: a bandwidth a million times over.
+  fit.segments = {{1, 1e-6, 0}, {256, 2e-6, 1 / 5e9}};
+  CHECK(calibration::bandwidth_factors(fit, 5e9) == "255:1;0:1e+06");
 }
 
 TEST_CASE("calibration trace round trip through HDF5", "[calibration]")

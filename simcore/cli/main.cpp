@@ -444,10 +444,12 @@ int cmd_calibrate(const std::vector<std::string>& args)
     if (n["protocol_switch"].get<double>() > 0)
       std::printf("    protocol switch at %.0f B\n", n["protocol_switch"].get<double>());
   }
-  if (profile["rates"].contains("memcpy_bandwidth"))
-    std::printf("  memory: memcpy %.2f GB/s (one core %.2f GB/s)\n",
-                profile["rates"]["memcpy_bandwidth"]["value"].get<double>() / 1e9,
-                profile["rates"]["memcpy_bandwidth_one_core"]["value"].get<double>() / 1e9);
+  if (profile["rates"].contains("memcpy_bandwidth")) {
+    std::printf("  memory: memcpy %.2f GB/s", profile["rates"]["memcpy_bandwidth"]["value"].get<double>() / 1e9);
+    if (profile["rates"].contains("memcpy_bandwidth_one_core"))
+      std::printf(" (one core %.2f GB/s)", profile["rates"]["memcpy_bandwidth_one_core"]["value"].get<double>() / 1e9);
+    std::printf("\n");
+  }
   for (const char* rate : {"dgemm_flops", "flops_per_cell", "hash_lookup_rate", "random_line_rate"})
     if (profile["rates"].contains(rate))
       std::printf("  %s: %.4g %s\n", rate, profile["rates"][rate]["value"].get<double>(),

@@ -124,7 +124,9 @@ void write_file_atomically(const std::string& path, const std::string& text)
     out.flush();
     if (!out) {
       std::remove(tmp.c_str());
-      throw InternalError("cannot write " + tmp);
+      // The path is the user's: a folder that does not exist or may not be written.
+      throw InputError(path, "cannot write the file (through " + tmp + "); expected a path in an existing, writable "
+                             "folder");
     }
   }
   std::error_code ec;
