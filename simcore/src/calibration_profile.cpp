@@ -10,6 +10,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -90,6 +91,8 @@ std::map<std::string, NamedRate> rates_from_json(const nlohmann::json& rates, co
       if (v.contains("doc"))
         r.doc = v["doc"].get<std::string>();
     }
+    if (!(r.value >= 0) || !std::isfinite(r.value)) // a rate, a time or a size: never below zero
+      throw InputError(w, "value " + nlohmann::json(r.value).dump() + "; expected a finite number >= 0");
     out[k] = r;
   }
   return out;

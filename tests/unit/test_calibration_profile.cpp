@@ -170,6 +170,10 @@ TEST_CASE("CalibrationProfile: invalid profiles name the place and what was expe
   CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": "fast"}}})")) ==
         "p.json (rates.r): 'fast' has no known unit; expected a bandwidth (10GBps), speed (1Gf), size (4MiB) or time "
         "(2us), or a plain number");
+  CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": -2, "unit": "Bps"}}})")) ==
+        "p.json (rates.r): value -2.0; expected a finite number >= 0");
+  CHECK(from_json_error(json::parse(R"({"hosts": [{"match": "a", "rates": {"r": -1e9}}]})")) ==
+        "p.json (hosts[0].rates.r): value -1000000000.0; expected a finite number >= 0");
   CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": "10GBps", "unit": "s"}}})")) ==
         "p.json (rates.r): \"unit\" says \"s\" but the value is in Bps");
   CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": []}}})")) ==
