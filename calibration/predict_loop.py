@@ -82,12 +82,19 @@ def main():
     hosts = a.hosts.split(",") if a.hosts else []
     if a.hosts is not None and (len(hosts) != 2 or not all(hosts) or hosts[0] == hosts[1]):
         ap.error(f"--hosts {a.hosts}: expected two different node names A,B")
-    if a.max_bytes < 1:
-        ap.error(f"--max-bytes {a.max_bytes}: expected a positive size")
+    if not 1 <= a.max_bytes <= 2147483647:
+        ap.error(f"--max-bytes {a.max_bytes}: expected a size from 1 to 2147483647 (an MPI count)")
+    if a.rounds < 1:
+        ap.error(f"--rounds {a.rounds}: expected at least 1")
+    try:
+        sizes = [int(s) for s in a.sizes.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        ap.error(f"--sizes {a.sizes}: expected cells per rank side, whole numbers of at least 1 separated by commas")
     where = Placement(hosts)
     out = Path(a.out or tempfile.mkdtemp(prefix="simcore-loop-"))
     out.mkdir(parents=True, exist_ok=True)
-    sizes = [int(s) for s in a.sizes.split(",")]
     run(where.on_node + [BIN / "calib_stream", "--repetitions", "5", "-o", out / "stream.h5"])
     natives = {n: [] for n in sizes}
     traces = []

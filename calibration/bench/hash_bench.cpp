@@ -10,6 +10,7 @@
  * and the table's ratios to them are reported per round. Exit 1 when the structures disagree.
  *   calib_hash [--buckets B] [--load 0.7] [--miss-rate 0.9] [--queries Q] [--repetitions R]
  *              [--key float|double] -o TRACE.h5 */
+#include "calibration/bench_options.hpp"
 #include "calibration/simd_hash_table.hpp"
 #include "calibration/trace_file.hpp"
 
@@ -411,33 +412,56 @@ int main(int argc, char** argv)
   double load = 0.7, miss = 0.9;
   int reps = 3;
   std::string key = "float", out;
-  if (argc % 2 == 0) {
-    std::fprintf(stderr, "calib_hash: option %s has no value\n", argv[argc - 1]);
+  const auto usage = [](const std::string& why) {
+    std::fprintf(stderr, "calib_hash: %s\nusage: calib_hash [--buckets B] [--load L] [--miss-rate M] [--queries Q] "
+                         "[--repetitions R] [--key float|double] -o TRACE.h5\n", why.c_str());
     return 2;
-  }
-  for (int i = 1; i + 1 < argc; i += 2) {
+  };
+  for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
-    const char* v = argv[i + 1];
-    if (a == "--buckets") buckets = std::strtoull(v, nullptr, 10);
-    else if (a == "--load") load = std::atof(v);
-    else if (a == "--miss-rate") miss = std::atof(v);
-    else if (a == "--queries") queries = std::strtoull(v, nullptr, 10);
-    else if (a == "--repetitions") reps = std::atoi(v);
-    else if (a == "--key") key = v;
-    else if (a == "-o") out = v;
-    else {
-      std::fprintf(stderr, "calib_hash: unknown option %s\n", a.c_str());
-      return 2;
-    }
+    if (i + 1 >= argc)
+      return usage("missing value after " + a);
+    const std::string v = argv[i + 1];
+    if (a == "--buckets") {
+      const auto x = calibration::whole_number(v, 2, (1LL << 32) - 1); // bucket indices are 32-bit products
+      if (!x)
+        return usage("--buckets " + v + ": expected a whole number from 2 to 2^32 - 1");
+      buckets = static_cast<std::size_t>(*x);
+    } else if (a == "--load") {
+      const auto x = calibration::real_number(v, 0, 1);
+      if (!x || *x <= 0)
+        return usage("--load " + v + ": expected a share of the slots in (0, 1]");
+      load = *x;
+    } else if (a == "--miss-rate") {
+      const auto x = calibration::real_number(v, 0, 1);
+      if (!x)
+        return usage("--miss-rate " + v + ": expected a share in [0, 1]");
+      miss = *x;
+    } else if (a == "--queries") {
+      const auto x = calibration::whole_number(v, 1, 1LL << 34);
+      if (!x)
+        return usage("--queries " + v + ": expected a whole number from 1 to 2^34");
+      queries = static_cast<std::size_t>(*x);
+    } else if (a == "--repetitions") {
+      const auto x = calibration::whole_number(v, 1, 1000);
+      if (!x)
+        return usage("--repetitions " + v + ": expected a whole number from 1 to 1000");
+      reps = static_cast<int>(*x);
+    } else if (a == "--key") {
+      if (v != "float" && v != "double")
+        return usage("--key " + v + ": expected float or double");
+      key = v;
+    } else if (a == "-o")
+      out = v;
+    else
+      return usage("unknown option " + a);
   }
+  if (out.empty())
+    return usage("no output file (-o TRACE.h5)");
   const double slots = static_cast<double>(buckets) * (key == "double" ? 8 : 16);
-  if (out.empty() || buckets < 2 || load <= 0 || load > 1 || slots * load < 1 || queries < 1 || miss < 0 || miss > 1 ||
-      reps < 1 ||
-      (key != "float" && key != "double")) {
-    std::fprintf(stderr, "usage: calib_hash [--buckets B] [--load L] [--miss-rate M] [--queries Q] [--repetitions R] "
-                         "[--key float|double] -o TRACE.h5\n");
-    return 2;
-  }
+  if (slots * load < 1)
+    return usage("--load " + std::to_string(load) + " of " + std::to_string(static_cast<long long>(slots)) +
+                 " slots stores no key; expected at least one");
   return key == "float" ? run<float>(buckets, load, miss, queries, reps, out)
                         : run<double>(buckets, load, miss, queries, reps, out);
 }

@@ -6,6 +6,7 @@
  * every repetition kept. Ranks 0 and 1 take part; rank 0
  * writes the calibration trace, noting whether both ran on one node.
  *   mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] [--per-octave N] -o TRACE.h5 */
+#include "calibration/bench_options.hpp"
 #include "calibration/trace_file.hpp"
 
 #include <simcore/error.hpp>
@@ -34,24 +35,43 @@ int main(int argc, char** argv)
   std::size_t max_bytes = std::size_t{64} << 20;
   int reps = 20, window = 16, per_octave = 4;
   std::string out;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  // Every rank reads the same options; rank 0 says what is wrong, and all of them stop.
+  std::string problem;
+  for (int i = 1; i < argc && problem.empty(); i += 2) {
     const std::string a = argv[i];
+    if (i + 1 >= argc) {
+      problem = "missing value after " + a;
+      break;
+    }
+    const std::string v = argv[i + 1];
+    const auto whole = [&](long long lo, long long hi, const char* what) {
+      const auto x = calibration::whole_number(v, lo, hi);
+      if (!x)
+        problem = a + " " + v + ": expected " + what;
+      return x.value_or(lo);
+    };
     if (a == "--max")
-      max_bytes = std::strtoull(argv[i + 1], nullptr, 10);
+      max_bytes = static_cast<std::size_t>(
+          whole(1, std::numeric_limits<int>::max(), "a whole number of bytes from 1 to 2147483647 (an MPI count)"));
     else if (a == "--repetitions")
-      reps = std::atoi(argv[i + 1]);
+      reps = static_cast<int>(whole(1, 1000000, "a whole number from 1 to 1000000"));
     else if (a == "--window")
-      window = std::atoi(argv[i + 1]);
+      window = static_cast<int>(whole(1, 4096, "a whole number from 1 to 4096"));
     else if (a == "--per-octave")
-      per_octave = std::atoi(argv[i + 1]);
+      per_octave = static_cast<int>(whole(1, 8, "a whole number from 1 to 8"));
     else if (a == "-o")
-      out = argv[i + 1];
+      out = v;
+    else
+      problem = "unknown option " + a;
   }
-  if (size < 2 || out.empty() || reps < 1 || window < 1 || per_octave < 1 || per_octave > 8 || max_bytes < 1 ||
-      max_bytes > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+  if (problem.empty() && out.empty())
+    problem = "no output file (-o TRACE.h5)";
+  if (problem.empty() && size < 2)
+    problem = "needs 2 ranks (mpirun -np 2)";
+  if (!problem.empty()) {
     if (rank == 0)
-      std::fprintf(stderr, "usage: mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] "
-                           "[--per-octave 1..8] -o TRACE.h5\n");
+      std::fprintf(stderr, "calib_pingpong: %s\nusage: mpirun -np 2 calib_pingpong [--max B] [--repetitions R] "
+                           "[--window W] [--per-octave 1..8] -o TRACE.h5\n", problem.c_str());
     MPI_Finalize();
     return 2;
   }

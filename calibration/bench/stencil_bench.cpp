@@ -5,6 +5,7 @@
  * here to get the halo model's flops_per_cell: what one cell update costs in DGEMM-equivalent
  * flops, so that cells x flops_per_cell / host speed gives back the measured sweep time.
  *   calib_stencil [--stencil 7|27] [--variables V] [--sizes 16,32,64,128] [--repetitions R] -o TRACE.h5 */
+#include "calibration/bench_options.hpp"
 #include "calibration/trace_file.hpp"
 
 #include <simcore/error.hpp>
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -166,9 +168,7 @@ double seconds_of(Cube& cube, long sweeps)
 /** A whole positive number from an option's text, or 0 when it is not one. */
 long positive(const std::string& text)
 {
-  char* end = nullptr;
-  const long v = std::strtol(text.c_str(), &end, 10);
-  return text.empty() || *end != '\0' || v < 1 ? 0 : v;
+  return static_cast<long>(calibration::whole_number(text, 1, std::numeric_limits<long>::max()).value_or(0));
 }
 
 int usage(const std::string& why)

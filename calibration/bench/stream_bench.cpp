@@ -1,6 +1,7 @@
 /* STREAM-like memory bandwidth: copy (c = a) and triad (a = b + s c) over arrays far larger
  * than the caches, with 1 to N threads, every repetition kept. Writes a calibration trace.
  *   calib_stream [--bytes B] [--threads 1,2,...] [--repetitions R] -o TRACE.h5 */
+#include "calibration/bench_options.hpp"
 #include "calibration/trace_file.hpp"
 
 #include <simcore/error.hpp>
@@ -40,36 +41,45 @@ int main(int argc, char** argv)
   std::vector<int> threads;
   int reps = 5;
   std::string out;
-  for (int i = 1; i < argc; i++) {
+  const auto usage = [](const std::string& why) {
+    std::fprintf(stderr, "calib_stream: %s\nusage: calib_stream [--bytes B] [--threads 1,2] [--repetitions R] -o "
+                         "TRACE.h5\n", why.c_str());
+    return 2;
+  };
+  for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
-    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (!v) {
-      std::fprintf(stderr, "calib_stream: missing value after %s\n", a.c_str());
-      return 2;
-    }
-    i++;
-    if (a == "--bytes")
-      bytes = std::strtoull(v, nullptr, 10);
-    else if (a == "--repetitions")
-      reps = std::atoi(v);
-    else if (a == "--threads") {
-      std::stringstream s(v);
-      for (std::string t; std::getline(s, t, ',');)
-        threads.push_back(std::atoi(t.c_str()));
+    if (i + 1 >= argc)
+      return usage("missing value after " + a);
+    const std::string v = argv[i + 1];
+    if (a == "--bytes") {
+      const auto b = calibration::whole_number(v, 1024, 1LL << 40);
+      if (!b)
+        return usage("--bytes " + v + ": expected a whole number of bytes from 1024 to 2^40");
+      bytes = static_cast<std::size_t>(*b);
+    } else if (a == "--repetitions") {
+      const auto r = calibration::whole_number(v, 1, 1000000);
+      if (!r)
+        return usage("--repetitions " + v + ": expected a whole number from 1 to 1000000");
+      reps = static_cast<int>(*r);
+    } else if (a == "--threads") {
+      const auto t = calibration::whole_numbers(v, 1, 65536);
+      if (!t)
+        return usage("--threads " + v + ": expected thread counts from 1 to 65536, separated by commas");
+      threads.assign(t->begin(), t->end());
     } else if (a == "-o")
       out = v;
-    else {
-      std::fprintf(stderr, "calib_stream: unknown option %s\n", a.c_str());
-      return 2;
-    }
+    else
+      return usage("unknown option " + a);
   }
-  if (out.empty() || bytes < 1024 || reps < 1) {
-    std::fprintf(stderr, "usage: calib_stream [--bytes B] [--threads 1,2] [--repetitions R] -o TRACE.h5\n");
-    return 2;
-  }
-  if (threads.empty())
-    for (int t = 1; t <= static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); t *= 2)
+  if (out.empty())
+    return usage("no output file (-o TRACE.h5)");
+  if (threads.empty()) { // powers of two up to every thread the system offers, and that count itself
+    const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    for (int t = 1; t <= all; t *= 2)
       threads.push_back(t);
+    if (threads.back() != all)
+      threads.push_back(all);
+  }
   const std::size_t n = bytes / sizeof(double);
   std::vector<double> a(n, 1.0), b(n, 2.0), c(n, 0.0);
   const double s = 3.0;

@@ -1194,3 +1194,56 @@ def test_an_intra_node_fit_beside_an_inter_node_one_says_what_reaches_a_simulati
     note = json.loads(out.read_text())["quality"]["network_intra_node"]["note"]
     assert "the inter-node fit's SMPI factors apply to messages within a node too" in note
     assert "note (network_intra_node): the inter-node fit's SMPI factors" in res.stderr
+
+
+@pytest.mark.parametrize("program, args, message", [
+    ("calib_stream", ["--threads", "abc,1"], "--threads abc,1: expected thread counts"),
+    ("calib_stream", ["--bytes", "1e9"], "--bytes 1e9: expected a whole number of bytes"),
+    ("calib_stream", ["--repetitions"], "missing value after --repetitions"),
+    ("calib_dgemm", ["--sizes", "-64"], "--sizes -64: expected matrix orders"),
+    ("calib_dgemm", ["--sizes", "64.9"], "--sizes 64.9: expected matrix orders"),
+    ("calib_dgemm", ["--sizes", "64", "--repetitions"], "missing value after --repetitions"),
+    ("calib_dgemm", ["--peak-gflops", "fast"], "--peak-gflops fast: expected a positive number"),
+    ("calib_hash", ["--queries", "1e6"], "--queries 1e6: expected a whole number"),
+    ("calib_hash", ["--load", "0.7x"], "--load 0.7x: expected a share of the slots"),
+    ("calib_hash", ["--key", "int"], "--key int: expected float or double"),
+])
+def test_benchmarks_take_an_option_value_whole_or_refuse_it(tmp_path, program, args, message):
+    """atof and strtoull once read "1e6" queries as 1 and a size of "64.9" as 64 (writing 64.9 in
+    the trace); "-64" crashed calib_dgemm, and "abc" threads ran as 0. Each now exits 2 before
+    measuring anything, naming the option, and writes no trace."""
+    if not (BIN / program).exists():
+        pytest.skip(f"{program} is not built here")
+    trace = tmp_path / "t.h5"
+    res = subprocess.run([str(BIN / program), *args, "-o", str(trace)] if args[-1] != "--repetitions" else
+                         [str(BIN / program), "-o", str(trace), *args], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and f"{program}: {message}" in res.stderr and "usage:" in res.stderr
+    assert not trace.exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--max", "1e6"], "--max 1e6: expected a whole number of bytes from 1 to 2147483647"),
+    (["--max", "64", "--repetitons", "3"], "unknown option --repetitons"),
+    (["--per-octave", "9"], "--per-octave 9: expected a whole number from 1 to 8"),
+])
+def test_pingpong_refuses_bad_options_on_every_rank(tmp_path, args, message):
+    if not (BIN / "calib_pingpong").exists() or shutil.which("mpirun") is None:
+        pytest.skip("calib_pingpong needs Open MPI")
+    trace = tmp_path / "p.h5"
+    res = subprocess.run(["mpirun", "-np", "2", str(BIN / "calib_pingpong"), *args, "-o", str(trace)],
+                         capture_output=True, text=True, env=MPI_ENV, timeout=120)
+    assert res.returncode != 0 and f"calib_pingpong: {message}" in res.stderr
+    assert not trace.exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--rounds", "0"], "--rounds 0: expected at least 1"),
+    (["--sizes", "16,x"], "--sizes 16,x: expected cells per rank side"),
+    (["--max-bytes", "3000000000"], "--max-bytes 3000000000: expected a size from 1 to 2147483647"),
+])
+def test_predict_loop_refuses_bad_options_before_measuring(tmp_path, args, message):
+    out = tmp_path / "loop"
+    res = subprocess.run(["/usr/bin/python3", str(ROOT / "calibration" / "predict_loop.py"), str(out), *args],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and message in res.stderr
+    assert not out.exists()
