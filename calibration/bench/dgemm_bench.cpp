@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <random>
 #include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,33 +30,18 @@ int main(int argc, char** argv)
                          "-o TRACE.h5\n", why.c_str());
     return 2;
   };
-  for (int i = 1; i < argc; i += 2) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc)
-      return usage("missing value after " + a);
-    const std::string v = argv[i + 1];
-    if (a == "--sizes") {
-      const auto n = calibration::whole_numbers(v, 1, 16384);
-      if (!n)
-        return usage("--sizes " + v + ": expected matrix orders from 1 to 16384, separated by commas");
-      sizes.assign(n->begin(), n->end());
-    } else if (a == "--repetitions") {
-      const auto r = calibration::whole_number(v, 1, 1000000);
-      if (!r)
-        return usage("--repetitions " + v + ": expected a whole number from 1 to 1000000");
-      reps = static_cast<int>(*r);
-    } else if (a == "--peak-gflops") {
-      const auto p = calibration::real_number(v, 1e-3, 1e9);
-      if (!p)
-        return usage("--peak-gflops " + v + ": expected a positive number of Gflop/s");
-      peak = *p;
-    } else if (a == "-o")
-      out = v;
-    else
-      return usage("unknown option " + a);
-  }
-  if (out.empty())
-    return usage("no output file (-o TRACE.h5)");
+  const std::string problem = calibration::read_options(argc, argv, out, [&](const std::string& a, const std::string& v) -> std::optional<std::string> {
+    using namespace calibration;
+    if (a == "--sizes")
+      return read_whole_list(a, v, 1, 16384, "matrix orders from 1 to 16384, separated by commas", sizes);
+    if (a == "--repetitions")
+      return read_whole(a, v, 1, 1000000, "a whole number from 1 to 1000000", reps);
+    if (a == "--peak-gflops")
+      return read_real(a, v, 1e-3, 1e9, "a positive number of Gflop/s", peak);
+    return std::nullopt;
+  });
+  if (!problem.empty())
+    return usage(problem);
   // The core's peak as measured here (FMAs on registers), before and after the DGEMM runs:
   // the best of the two, so that a clock that changed meanwhile shows as a gap between them.
   const double peak_before = calibration::fma_peak_flops() / 1e9;

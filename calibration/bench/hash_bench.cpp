@@ -27,6 +27,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -417,47 +418,24 @@ int main(int argc, char** argv)
                          "[--repetitions R] [--key float|double] -o TRACE.h5\n", why.c_str());
     return 2;
   };
-  for (int i = 1; i < argc; i += 2) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc)
-      return usage("missing value after " + a);
-    const std::string v = argv[i + 1];
-    if (a == "--buckets") {
-      const auto x = calibration::whole_number(v, 2, (1LL << 32) - 1); // bucket indices are 32-bit products
-      if (!x)
-        return usage("--buckets " + v + ": expected a whole number from 2 to 2^32 - 1");
-      buckets = static_cast<std::size_t>(*x);
-    } else if (a == "--load") {
-      const auto x = calibration::real_number(v, 0, 1);
-      if (!x || *x <= 0)
-        return usage("--load " + v + ": expected a share of the slots in (0, 1]");
-      load = *x;
-    } else if (a == "--miss-rate") {
-      const auto x = calibration::real_number(v, 0, 1);
-      if (!x)
-        return usage("--miss-rate " + v + ": expected a share in [0, 1]");
-      miss = *x;
-    } else if (a == "--queries") {
-      const auto x = calibration::whole_number(v, 1, 1LL << 34);
-      if (!x)
-        return usage("--queries " + v + ": expected a whole number from 1 to 2^34");
-      queries = static_cast<std::size_t>(*x);
-    } else if (a == "--repetitions") {
-      const auto x = calibration::whole_number(v, 1, 1000);
-      if (!x)
-        return usage("--repetitions " + v + ": expected a whole number from 1 to 1000");
-      reps = static_cast<int>(*x);
-    } else if (a == "--key") {
-      if (v != "float" && v != "double")
-        return usage("--key " + v + ": expected float or double");
-      key = v;
-    } else if (a == "-o")
-      out = v;
-    else
-      return usage("unknown option " + a);
-  }
-  if (out.empty())
-    return usage("no output file (-o TRACE.h5)");
+  const std::string problem = calibration::read_options(argc, argv, out, [&](const std::string& a, const std::string& v) -> std::optional<std::string> {
+    using namespace calibration;
+    if (a == "--buckets") // bucket indices are 32-bit products
+      return read_whole(a, v, 2, (1LL << 32) - 1, "a whole number from 2 to 2^32 - 1", buckets);
+    if (a == "--load")
+      return read_real(a, v, 1e-12, 1, "a share of the slots in (0, 1]", load);
+    if (a == "--miss-rate")
+      return read_real(a, v, 0, 1, "a share in [0, 1]", miss);
+    if (a == "--queries")
+      return read_whole(a, v, 1, 1LL << 34, "a whole number from 1 to 2^34", queries);
+    if (a == "--repetitions")
+      return read_whole(a, v, 1, 1000, "a whole number from 1 to 1000", reps);
+    if (a == "--key")
+      return v == "float" || v == "double" ? (key = v, std::string()) : "--key " + v + ": expected float or double";
+    return std::nullopt;
+  });
+  if (!problem.empty())
+    return usage(problem);
   const double slots = static_cast<double>(buckets) * (key == "double" ? 8 : 16);
   if (slots * load < 1)
     return usage("--load " + std::to_string(load) + " of " + std::to_string(static_cast<long long>(slots)) +

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,36 +37,19 @@ int main(int argc, char** argv)
   int reps = 20, window = 16, per_octave = 4;
   std::string out;
   // Every rank reads the same options; rank 0 says what is wrong, and all of them stop.
-  std::string problem;
-  for (int i = 1; i < argc && problem.empty(); i += 2) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) {
-      problem = "missing value after " + a;
-      break;
-    }
-    const std::string v = argv[i + 1];
-    const auto whole = [&](long long lo, long long hi, const char* what) {
-      const auto x = calibration::whole_number(v, lo, hi);
-      if (!x)
-        problem = a + " " + v + ": expected " + what;
-      return x.value_or(lo);
-    };
+  std::string problem = calibration::read_options(argc, argv, out, [&](const std::string& a, const std::string& v) -> std::optional<std::string> {
+    using namespace calibration;
     if (a == "--max")
-      max_bytes = static_cast<std::size_t>(
-          whole(1, std::numeric_limits<int>::max(), "a whole number of bytes from 1 to 2147483647 (an MPI count)"));
-    else if (a == "--repetitions")
-      reps = static_cast<int>(whole(1, 1000000, "a whole number from 1 to 1000000"));
-    else if (a == "--window")
-      window = static_cast<int>(whole(1, 4096, "a whole number from 1 to 4096"));
-    else if (a == "--per-octave")
-      per_octave = static_cast<int>(whole(1, 8, "a whole number from 1 to 8"));
-    else if (a == "-o")
-      out = v;
-    else
-      problem = "unknown option " + a;
-  }
-  if (problem.empty() && out.empty())
-    problem = "no output file (-o TRACE.h5)";
+      return read_whole(a, v, 1, std::numeric_limits<int>::max(),
+                        "a whole number of bytes from 1 to 2147483647 (an MPI count)", max_bytes);
+    if (a == "--repetitions")
+      return read_whole(a, v, 1, 1000000, "a whole number from 1 to 1000000", reps);
+    if (a == "--window")
+      return read_whole(a, v, 1, 4096, "a whole number from 1 to 4096", window);
+    if (a == "--per-octave")
+      return read_whole(a, v, 1, 8, "a whole number from 1 to 8", per_octave);
+    return std::nullopt;
+  });
   if (problem.empty() && size < 2)
     problem = "needs 2 ranks (mpirun -np 2)";
   if (!problem.empty()) {

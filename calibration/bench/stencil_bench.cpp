@@ -19,6 +19,7 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -165,12 +166,6 @@ double seconds_of(Cube& cube, long sweeps)
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/** A whole positive number from an option's text, or 0 when it is not one. */
-long positive(const std::string& text)
-{
-  return static_cast<long>(calibration::whole_number(text, 1, std::numeric_limits<long>::max()).value_or(0));
-}
-
 int usage(const std::string& why)
 {
   std::fprintf(stderr, "calib_stencil: %s\n%s", why.c_str(), kUsage);
@@ -185,39 +180,20 @@ int main(int argc, char** argv)
   long variables = 5, reps = 5;
   std::vector<long> sizes{16, 32, 64, 128};
   std::string out;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc)
-      return usage("missing value after " + a);
-    const std::string v = argv[i + 1];
-    if (a == "--stencil") {
-      if (v != "7" && v != "27")
-        return usage("--stencil " + v + ": expected 7 or 27");
-      points = std::stoi(v);
-    } else if (a == "--variables") {
-      if (!(variables = positive(v)) || variables > 1000)
-        return usage("--variables " + v + ": expected a whole number from 1 to 1000");
-    } else if (a == "--repetitions") {
-      if (!(reps = positive(v)))
-        return usage("--repetitions " + v + ": expected a whole number of at least 1");
-    } else if (a == "--sizes") {
-      sizes.clear();
-      std::stringstream s(v);
-      for (std::string t; std::getline(s, t, ',');) {
-        const long n = positive(t);
-        if (!n || n > 1024)
-          return usage("--sizes " + v + ": expected cells per side from 1 to 1024, separated by commas");
-        sizes.push_back(n);
-      }
-      if (sizes.empty())
-        return usage("--sizes is empty");
-    } else if (a == "-o")
-      out = v;
-    else
-      return usage("unknown option " + a);
-  }
-  if (out.empty())
-    return usage("no output file (-o TRACE.h5)");
+  const std::string problem = calibration::read_options(argc, argv, out, [&](const std::string& a, const std::string& v) -> std::optional<std::string> {
+    using namespace calibration;
+    if (a == "--stencil")
+      return v == "7" || v == "27" ? (points = std::stoi(v), std::string()) : "--stencil " + v + ": expected 7 or 27";
+    if (a == "--variables")
+      return read_whole(a, v, 1, 1000, "a whole number from 1 to 1000", variables);
+    if (a == "--repetitions")
+      return read_whole(a, v, 1, 1000000, "a whole number from 1 to 1000000", reps);
+    if (a == "--sizes")
+      return read_whole_list(a, v, 1, 1024, "cells per side from 1 to 1024, separated by commas", sizes);
+    return std::nullopt;
+  });
+  if (!problem.empty())
+    return usage(problem);
 
   const double max_error = check_against_reference(static_cast<int>(variables), points);
   if (!(max_error < 1e-12)) {

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,33 +47,18 @@ int main(int argc, char** argv)
                          "TRACE.h5\n", why.c_str());
     return 2;
   };
-  for (int i = 1; i < argc; i += 2) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc)
-      return usage("missing value after " + a);
-    const std::string v = argv[i + 1];
-    if (a == "--bytes") {
-      const auto b = calibration::whole_number(v, 1024, 1LL << 40);
-      if (!b)
-        return usage("--bytes " + v + ": expected a whole number of bytes from 1024 to 2^40");
-      bytes = static_cast<std::size_t>(*b);
-    } else if (a == "--repetitions") {
-      const auto r = calibration::whole_number(v, 1, 1000000);
-      if (!r)
-        return usage("--repetitions " + v + ": expected a whole number from 1 to 1000000");
-      reps = static_cast<int>(*r);
-    } else if (a == "--threads") {
-      const auto t = calibration::whole_numbers(v, 1, 65536);
-      if (!t)
-        return usage("--threads " + v + ": expected thread counts from 1 to 65536, separated by commas");
-      threads.assign(t->begin(), t->end());
-    } else if (a == "-o")
-      out = v;
-    else
-      return usage("unknown option " + a);
-  }
-  if (out.empty())
-    return usage("no output file (-o TRACE.h5)");
+  const std::string problem = calibration::read_options(argc, argv, out, [&](const std::string& a, const std::string& v) -> std::optional<std::string> {
+    using namespace calibration;
+    if (a == "--bytes")
+      return read_whole(a, v, 1024, 1LL << 40, "a whole number of bytes from 1024 to 2^40", bytes);
+    if (a == "--repetitions")
+      return read_whole(a, v, 1, 1000000, "a whole number from 1 to 1000000", reps);
+    if (a == "--threads")
+      return read_whole_list(a, v, 1, 65536, "thread counts from 1 to 65536, separated by commas", threads);
+    return std::nullopt;
+  });
+  if (!problem.empty())
+    return usage(problem);
   if (threads.empty()) { // powers of two up to every thread the system offers, and that count itself
     const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     for (int t = 1; t <= all; t *= 2)

@@ -56,4 +56,64 @@ inline std::optional<std::vector<long long>> whole_numbers(const std::string& te
   return out;
 }
 
+/** Reads argv's "option value" pairs from argv[1] on: "-o PATH" into `out`, every other pair
+ *  through `take(option, value)`, which returns "" when it took the pair, the problem when the
+ *  value is wrong, and nothing when it knows no such option. Returns the first problem (a
+ *  value wrong or missing, an unknown option, no -o), or "" when every pair was taken. */
+template <typename Take> std::string read_options(int argc, char** argv, std::string& out, Take&& take)
+{
+  for (int i = 1; i < argc; i += 2) {
+    const std::string option = argv[i];
+    if (i + 1 >= argc)
+      return "missing value after " + option;
+    const std::string value = argv[i + 1];
+    if (option == "-o") {
+      out = value;
+      continue;
+    }
+    const std::optional<std::string> problem = take(option, value);
+    if (!problem)
+      return "unknown option " + option;
+    if (!problem->empty())
+      return *problem;
+  }
+  return out.empty() ? "no output file (-o TRACE.h5)" : "";
+}
+
+/** `into` = the whole number `value` of `option` when it lies in [lo, hi], and ""; else the
+ *  problem, "OPTION VALUE: expected EXPECTED". */
+template <typename T>
+std::string read_whole(const std::string& option, const std::string& value, long long lo, long long hi,
+                       const std::string& expected, T& into)
+{
+  const auto v = whole_number(value, lo, hi);
+  if (!v)
+    return option + " " + value + ": expected " + expected;
+  into = static_cast<T>(*v);
+  return "";
+}
+
+/** The same for a finite number in [lo, hi]. */
+inline std::string read_real(const std::string& option, const std::string& value, double lo, double hi,
+                             const std::string& expected, double& into)
+{
+  const auto v = real_number(value, lo, hi);
+  if (!v)
+    return option + " " + value + ": expected " + expected;
+  into = *v;
+  return "";
+}
+
+/** The same for a comma-separated list of whole numbers in [lo, hi]. */
+template <typename T>
+std::string read_whole_list(const std::string& option, const std::string& value, long long lo, long long hi,
+                            const std::string& expected, std::vector<T>& into)
+{
+  const auto v = whole_numbers(value, lo, hi);
+  if (!v)
+    return option + " " + value + ": expected " + expected;
+  into.assign(v->begin(), v->end());
+  return "";
+}
+
 } // namespace calibration
