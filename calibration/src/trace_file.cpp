@@ -86,7 +86,12 @@ void write_trace(const std::string& path, const Trace& trace)
   if (is_json_trace_path(path))
     return write_trace_json(path, trace);
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  H5E_auto2_t old_func = nullptr;
+  void* old_data = nullptr;
+  H5Eget_auto2(H5E_DEFAULT, &old_func, &old_data);
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); // a folder that is not there: our message, not HDF5's stack
   hid_t f = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  H5Eset_auto2(H5E_DEFAULT, old_func, old_data);
   if (f < 0)
     throw simcore::InputError(path, "cannot create the trace file; expected a writable path");
   try {

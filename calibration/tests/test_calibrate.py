@@ -1247,3 +1247,16 @@ def test_predict_loop_refuses_bad_options_before_measuring(tmp_path, args, messa
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and message in res.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("program", ["calib_stream", "calib_dgemm", "calib_stencil", "calib_hash"])
+def test_an_output_that_cannot_be_written_is_refused_before_measuring(tmp_path, program):
+    """A trace into a folder that is not there was found only after the measurement (minutes of
+    calib_hash lost). With the default options each program would run for seconds to minutes:
+    the refusal comes at once."""
+    if not (BIN / program).exists():
+        pytest.skip(f"{program} is not built here")
+    out = tmp_path / "missing" / "t.h5"
+    res = subprocess.run([str(BIN / program), "-o", str(out)], capture_output=True, text=True, timeout=20)
+    assert res.returncode == 2 and f"-o {out}: cannot write in {out.parent}" in res.stderr
+    assert "HDF5" not in res.stderr and not out.parent.exists()

@@ -5,10 +5,14 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace calibration {
 
@@ -77,7 +81,17 @@ template <typename Take> std::string read_options(int argc, char** argv, std::st
     if (!problem->empty())
       return *problem;
   }
-  return out.empty() ? "no output file (-o TRACE.h5)" : "";
+  if (out.empty())
+    return "no output file (-o TRACE.h5)";
+  // Before minutes of measuring: a trace that could not be written would lose them.
+  const std::filesystem::path folder = std::filesystem::path(out).parent_path();
+  const std::string where = folder.empty() ? "." : folder.string();
+  if (std::error_code ec; std::filesystem::is_directory(out, ec))
+    return "-o " + out + ": a folder; expected a trace file's path";
+  if (::access(where.c_str(), W_OK) != 0)
+    return "-o " + out + ": cannot write in " + where + " (" + std::strerror(errno) +
+           "); expected a path in an existing, writable folder";
+  return "";
 }
 
 /** `into` = the whole number `value` of `option` when it lies in [lo, hi], and ""; else the
