@@ -124,6 +124,17 @@ void write_trace(const std::string& path, const Trace& trace)
   }
 }
 
+namespace {
+
+/** What the link `name` of `loc` leads to (H5O_TYPE_UNKNOWN where it cannot be told). */
+H5O_type_t object_type(hid_t loc, const char* name)
+{
+  H5O_info_t info;
+  return H5Oget_info_by_name2(loc, name, &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0 ? H5O_TYPE_UNKNOWN : info.type;
+}
+
+} // namespace
+
 Trace read_trace(const std::string& path)
 {
   if (!fs::exists(path))
@@ -132,39 +143,63 @@ Trace read_trace(const std::string& path)
     throw simcore::InputError(path, "is a folder; expected a calibration trace file");
   if (is_json_trace_path(path))
     return read_trace_json(path);
-  H5E_auto2_t old_func;
-  void* old_data;
-  H5Eget_auto2(H5E_DEFAULT, &old_func, &old_data);
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); // errors become our messages
-  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  H5Eset_auto2(H5E_DEFAULT, old_func, old_data);
-  if (f < 0)
+  // HDF5's own error printing stays off while the file is read: every failure becomes one of
+  // our messages, naming the file and the object.
+  struct Quiet {
+    H5E_auto2_t func = nullptr;
+    void* data = nullptr;
+    Quiet() { H5Eget_auto2(H5E_DEFAULT, &func, &data), H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+    ~Quiet() { H5Eset_auto2(H5E_DEFAULT, func, data); }
+  } quiet;
+  struct Handle { // closes what it holds, on any way out
+    hid_t id;
+    herr_t (*close)(hid_t);
+    ~Handle()
+    {
+      if (id >= 0)
+        close(id);
+    }
+  };
+  const Handle f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  if (f.id < 0)
     throw simcore::InputError(path, "is not an HDF5 file; expected a calibration trace");
   Trace t;
-  t.attributes = read_attributes(f, "/");
-  if (t.attributes["schema"] != kTraceSchema) {
-    H5Fclose(f);
+  t.attributes = read_attributes(f.id, "/");
+  if (t.attributes["schema"] != kTraceSchema)
     throw simcore::InputError(path, "root attribute 'schema' is '" + t.attributes["schema"] + "'; expected '" +
                                         kTraceSchema + "'");
-  }
   H5G_info_t ginfo;
-  H5Gget_info(f, &ginfo);
+  H5Gget_info(f.id, &ginfo);
   for (hsize_t i = 0; i < ginfo.nlinks; i++) {
     char name[256];
-    H5Lget_name_by_idx(f, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT);
+    H5Lget_name_by_idx(f.id, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT);
     Benchmark b;
     b.name = name;
-    hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
-    b.parameters = read_attributes(g, ".");
+    const Handle g{object_type(f.id, name) == H5O_TYPE_GROUP ? H5Gopen2(f.id, name, H5P_DEFAULT) : -1, H5Gclose};
+    if (g.id < 0)
+      throw simcore::InputError(path, "'" + b.name + "' at the root is not a group; expected one group per "
+                                                     "benchmark, holding its datasets");
+    b.parameters = read_attributes(g.id, ".");
     H5G_info_t di;
-    H5Gget_info(g, &di);
+    H5Gget_info(g.id, &di);
     for (hsize_t k = 0; k < di.nlinks; k++) {
       char dname[256];
-      H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, k, dname, sizeof dname, H5P_DEFAULT);
+      H5Lget_name_by_idx(g.id, ".", H5_INDEX_NAME, H5_ITER_INC, k, dname, sizeof dname, H5P_DEFAULT);
+      const std::string where = path + " (" + b.name + ")";
+      const std::string expected = "; expected a dataset of numbers with 1 or 2 dimensions";
+      if (object_type(g.id, dname) != H5O_TYPE_DATASET)
+        throw simcore::InputError(where, "'" + std::string(dname) + "' is not a dataset" + expected);
       int rank = 0;
-      H5LTget_dataset_ndims(g, dname, &rank);
+      H5LTget_dataset_ndims(g.id, dname, &rank);
+      if (rank < 1 || rank > 2)
+        throw simcore::InputError(where, "dataset '" + std::string(dname) + "' has " + std::to_string(rank) +
+                                             " dimensions" + expected);
       std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-      H5LTget_dataset_info(g, dname, dims.data(), nullptr, nullptr);
+      H5T_class_t type_class = H5T_NO_CLASS;
+      std::size_t type_size = 0;
+      H5LTget_dataset_info(g.id, dname, dims.data(), &type_class, &type_size);
+      if (type_class != H5T_FLOAT && type_class != H5T_INTEGER)
+        throw simcore::InputError(where, "dataset '" + std::string(dname) + "' does not hold numbers" + expected);
       Dataset d;
       std::size_t n = 1;
       for (auto x : dims) {
@@ -172,16 +207,15 @@ Trace read_trace(const std::string& path)
         n *= static_cast<std::size_t>(x);
       }
       d.values.resize(n);
-      check(H5LTread_dataset_double(g, dname, d.values.data()), std::string("dataset ") + dname);
-      const auto attrs = read_attributes(g, dname);
+      if (H5LTread_dataset_double(g.id, dname, d.values.data()) < 0)
+        throw simcore::InputError(where, "dataset '" + std::string(dname) + "' cannot be read" + expected);
+      const auto attrs = read_attributes(g.id, dname);
       const auto u = attrs.find("unit");
       d.unit = u == attrs.end() ? "" : u->second;
       b.datasets[dname] = std::move(d);
     }
-    H5Gclose(g);
     t.benchmarks[b.name] = std::move(b);
   }
-  H5Fclose(f);
   return t;
 }
 

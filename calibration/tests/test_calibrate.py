@@ -1260,3 +1260,34 @@ def test_an_output_that_cannot_be_written_is_refused_before_measuring(tmp_path, 
     res = subprocess.run([str(BIN / program), "-o", str(out)], capture_output=True, text=True, timeout=20)
     assert res.returncode == 2 and f"-o {out}: cannot write in {out.parent}" in res.stderr
     assert "HDF5" not in res.stderr and not out.parent.exists()
+
+
+def hdf5_with_text_dataset(f):
+    f.create_group("stream").create_dataset("threads", data=np.array([b"one", b"two"]))
+
+
+def hdf5_with_root_dataset(f):
+    f.create_dataset("size", data=np.arange(4.0))
+
+
+def hdf5_with_3d_dataset(f):
+    f.create_group("pingpong").create_dataset("round_trip", data=np.ones((2, 2, 2)))
+
+
+@pytest.mark.parametrize("make, message", [
+    (hdf5_with_text_dataset, "(stream): dataset 'threads' does not hold numbers; expected a dataset of numbers"),
+    (hdf5_with_root_dataset, "'size' at the root is not a group; expected one group per benchmark"),
+    (hdf5_with_3d_dataset, "(pingpong): dataset 'round_trip' has 3 dimensions; expected a dataset of numbers with 1 or 2"),
+])
+def test_malformed_hdf5_traces_are_refused_naming_the_object(tmp_path, make, message):
+    """A text dataset once ended in HDF5's error stack and exit 1, a dataset at the root was
+    dropped, and a 3-D one converted to JSON that did not convert back."""
+    src = tmp_path / "bad.h5"
+    with synthetic_trace(src) as f:
+        make(f)
+    out = tmp_path / "out.json"
+    res = subprocess.run([str(BIN / "calib_trace_convert"), str(src), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 2 and f"{src}" in res.stderr and message in res.stderr, res.stderr
+    assert "HDF5-DIAG" not in res.stderr and not out.exists()
+    res, profile = calibrate(tmp_path, src)
+    assert res.returncode == 2 and message in res.stderr and not profile.exists()
