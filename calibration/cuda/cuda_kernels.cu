@@ -18,6 +18,7 @@
 #define SIMCORE_HAVE_CUBLAS_HEADER 1
 #endif
 
+#include "calibration/bench_options.hpp"
 #include "calibration/trace_file.hpp"
 #include "calibration/trace_json.hpp"
 
@@ -31,6 +32,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -118,27 +120,31 @@ struct GemmKernel {
 
 int main(int argc, char** argv)
 {
+  // "--check" stands alone; every other option is a pair, read whole or refused.
   bool check_only = false;
-  int size = 4096, repetitions = 5;
-  std::string out;
+  std::vector<char*> pairs{argv[0]};
   for (int i = 1; i < argc; i++) {
     if (std::strcmp(argv[i], "--check") == 0)
       check_only = true;
-    else if (std::strcmp(argv[i], "--size") == 0 && i + 1 < argc)
-      size = std::atoi(argv[++i]);
-    else if (std::strcmp(argv[i], "--repetitions") == 0 && i + 1 < argc)
-      repetitions = std::atoi(argv[++i]);
-    else if (std::strcmp(argv[i], "-o") == 0 && i + 1 < argc)
-      out = argv[++i];
-    else {
-      std::fprintf(stderr, "calib_cuda: unexpected argument '%s'; usage: calib_cuda [--check] [--size N] "
-                           "[--repetitions R] [-o TRACE.h5|TRACE.json]\n", argv[i]);
-      return 2;
-    }
+    else
+      pairs.push_back(argv[i]);
   }
-  if (size < 128 || repetitions < 1) {
-    std::fprintf(stderr, "calib_cuda: --size %d --repetitions %d; expected a size >= 128 and at least one repetition\n",
-                 size, repetitions);
+  int size = 4096, repetitions = 5;
+  std::string out;
+  const std::string problem = calibration::read_options(
+      static_cast<int>(pairs.size()), pairs.data(), out,
+      [&](const std::string& option, const std::string& value) -> std::optional<std::string> {
+        if (option == "--size")
+          return calibration::read_whole(option, value, 128, 16384, "a matrix size from 128 to 16384", size);
+        if (option == "--repetitions")
+          return calibration::read_whole(option, value, 1, 1000, "a whole number of repetitions from 1 to 1000",
+                                         repetitions);
+        return std::nullopt;
+      },
+      /*output_required=*/false);
+  if (!problem.empty()) {
+    std::fprintf(stderr, "calib_cuda: %s; usage: calib_cuda [--check] [--size N] [--repetitions R] "
+                         "[-o TRACE.h5|TRACE.json]\n", problem.c_str());
     return 2;
   }
 #ifdef SIMCORE_CUDA_NO_HDF5

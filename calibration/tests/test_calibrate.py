@@ -1207,6 +1207,11 @@ def test_an_intra_node_fit_beside_an_inter_node_one_says_what_reaches_a_simulati
     ("calib_hash", ["--queries", "1e6"], "--queries 1e6: expected a whole number"),
     ("calib_hash", ["--load", "0.7x"], "--load 0.7x: expected a share of the slots"),
     ("calib_hash", ["--key", "int"], "--key int: expected float or double"),
+    ("calib_cuda", ["--size", "1e4"], "--size 1e4: expected a matrix size from 128 to 16384"),
+    ("calib_cuda", ["--size", "64"], "--size 64: expected a matrix size from 128 to 16384"),
+    ("calib_cuda", ["--check", "--repetitions", "0"], "--repetitions 0: expected a whole number of repetitions"),
+    ("calib_cuda", ["--repetitions"], "missing value after --repetitions"),
+    ("calib_cuda", ["--sizes", "4096"], "unknown option --sizes"),
 ])
 def test_benchmarks_take_an_option_value_whole_or_refuse_it(tmp_path, program, args, message):
     """atof and strtoull once read "1e6" queries as 1 and a size of "64.9" as 64 (writing 64.9 in

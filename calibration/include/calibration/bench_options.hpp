@@ -63,8 +63,10 @@ inline std::optional<std::vector<long long>> whole_numbers(const std::string& te
 /** Reads argv's "option value" pairs from argv[1] on: "-o PATH" into `out`, every other pair
  *  through `take(option, value)`, which returns "" when it took the pair, the problem when the
  *  value is wrong, and nothing when it knows no such option. Returns the first problem (a
- *  value wrong or missing, an unknown option, no -o), or "" when every pair was taken. */
-template <typename Take> std::string read_options(int argc, char** argv, std::string& out, Take&& take)
+ *  value wrong or missing, an unknown option, no -o where `output_required`), or "" when every
+ *  pair was taken. */
+template <typename Take>
+std::string read_options(int argc, char** argv, std::string& out, Take&& take, bool output_required = true)
 {
   for (int i = 1; i < argc; i += 2) {
     const std::string option = argv[i];
@@ -82,7 +84,7 @@ template <typename Take> std::string read_options(int argc, char** argv, std::st
       return *problem;
   }
   if (out.empty())
-    return "no output file (-o TRACE.h5)";
+    return output_required ? "no output file (-o TRACE.h5)" : "";
   // Before minutes of measuring: a trace that could not be written would lose them.
   const std::filesystem::path folder = std::filesystem::path(out).parent_path();
   const std::string where = folder.empty() ? "." : folder.string();
