@@ -17,6 +17,10 @@
 #include "cublas_reference.cuh"
 #define SIMCORE_HAVE_CUBLAS_HEADER 1
 #endif
+#if __has_include(<cudnn.h>)
+#include "cudnn_reference.cuh"
+#define SIMCORE_HAVE_CUDNN_HEADER 1
+#endif
 
 #include "calibration/bench_options.hpp"
 #include "calibration/trace_file.hpp"
@@ -198,6 +202,31 @@ int main(int argc, char** argv)
 #else
   parameters["cublas"] = "not used: built without cuBLAS headers";
 #endif
+  // cuDNN's convolutions, the reference of ours: FP32 (FMA math) and TF32, in each layout.
+  struct CudnnCase {
+    std::string name;
+    bool channels_last, tf32;
+  };
+  std::vector<CudnnCase> cudnn_cases;
+  for (bool tf32 : {false, true})
+    for (bool last : {false, true})
+      if (!tf32 || tensor_tf32)
+        cudnn_cases.push_back({std::string(last ? "cudnn_conv3d_ndhwc" : "cudnn_conv3d_ncdhw") + (tf32 ? "_tf32" : ""),
+                               last, tf32});
+#ifdef SIMCORE_HAVE_CUDNN_HEADER
+  CudnnReference cudnn;
+  if (cudnn.available()) {
+    std::printf("cuDNN: %s (the reference)\n", cudnn.path().c_str());
+    parameters["cudnn"] = cudnn.path();
+  } else {
+    std::printf("cuDNN: not used (%s)\n", cudnn.why_not().c_str());
+    parameters["cudnn"] = "not used: " + cudnn.why_not();
+    cudnn_cases.clear();
+  }
+#else
+  parameters["cudnn"] = "not used: built without cuDNN headers";
+  cudnn_cases.clear();
+#endif
 
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -237,6 +266,30 @@ int main(int argc, char** argv)
     conv3d_implicit_gemm<<<tiles(q.gemm_m(), q.k, kConvTile, kConvTile), dim3(kConvTile, kConvTile)>>>(q, last, din.p, dw.p, dout.p);
     check(cudaGetLastError(), "conv3d");
     report(last ? "conv3d_ndhwc" : "conv3d_ncdhw", max_rel_error(dout.host(), ref), 1e-5);
+#ifdef SIMCORE_HAVE_CUDNN_HEADER
+    // cuDNN on the same problem: FP32 within 1e-4 (its search may pick an FFT algorithm, which
+    // rounds differently from a direct sum), TF32 within 1e-2. A convolution that cuDNN cannot
+    // set up here is left out of the run and says why; one that gives a wrong answer fails it.
+    for (auto it = cudnn_cases.begin(); it != cudnn_cases.end();) {
+      if (it->channels_last != last) {
+        ++it;
+        continue;
+      }
+      CudnnReference::Convolution conv(cudnn, q, last, it->tf32);
+      if (!conv.ok()) {
+        std::printf("cuDNN: %s not used (%s)\n", it->name.c_str(), conv.why_not().c_str());
+        parameters[it->name] = "not used: " + conv.why_not();
+        it = cudnn_cases.erase(it);
+        continue;
+      }
+      DeviceBuffer dcw(conv.filters(wt));
+      check(cudaMemset(dout.p, 0xff, dout.n * sizeof(float)), "memset");
+      if (!conv.run(din.p, dcw.p, dout.p))
+        check(cudaErrorUnknown, "cudnnConvolutionForward");
+      report(it->name, max_rel_error(dout.host(), ref), it->tf32 ? 1e-2 : 1e-4);
+      ++it;
+    }
+#endif
   }
   // The peak kernels compute what the CPU computes: fmaf rounds once, as the GPU's FMA does,
   // and the TF32 products of small integers are exact. Their grids are two full waves: as many
@@ -369,10 +422,42 @@ int main(int argc, char** argv)
     DeviceBuffer dw(random(static_cast<std::size_t>(q.k) * q.gemm_k()));
     DeviceBuffer dout(static_cast<std::size_t>(q.gemm_m()) * q.k);
     const double conv_flops = 2.0 * static_cast<double>(q.gemm_m()) * q.k * q.gemm_k();
-    for (bool last : {false, true})
+    std::vector<float> ours[2]; // our output in each layout: cuDNN's must agree with it
+    for (bool last : {false, true}) {
       time_kernel(last ? "conv3d_ndhwc" : "conv3d_ncdhw", conv_flops, [&] {
         conv3d_implicit_gemm<<<tiles(q.gemm_m(), q.k, kConvTile, kConvTile), dim3(kConvTile, kConvTile)>>>(q, last, din.p, dw.p, dout.p);
       });
+      ours[last] = dout.host();
+    }
+#ifdef SIMCORE_HAVE_CUDNN_HEADER
+    const std::vector<float> wt = [&] {
+      std::vector<float> v(dw.n);
+      check(cudaMemcpy(v.data(), dw.p, dw.n * sizeof(float), cudaMemcpyDeviceToHost), "copy to host");
+      return v;
+    }();
+    for (const auto& cc : cudnn_cases) {
+      CudnnReference::Convolution conv(cudnn, q, cc.channels_last, cc.tf32);
+      if (!conv.ok()) {
+        std::printf("cuDNN: %s not used at the timed size (%s)\n", cc.name.c_str(), conv.why_not().c_str());
+        parameters[cc.name] = "not used: " + conv.why_not();
+        continue;
+      }
+      parameters["algorithm_" + cc.name] = std::to_string(conv.algorithm()) + " (cudnnConvolutionFwdAlgo_t), workspace " +
+                                          std::to_string(conv.workspace_bytes()) + " bytes";
+      DeviceBuffer dcw(conv.filters(wt));
+      check(cudaMemset(dout.p, 0xff, dout.n * sizeof(float)), "memset");
+      time_kernel(cc.name, conv_flops, [&] {
+        if (!conv.run(din.p, dcw.p, dout.p))
+          check(cudaErrorUnknown, "cudnnConvolutionForward");
+      });
+      const double err = max_rel_error(dout.host(), ours[cc.channels_last]);
+      parameters["agreement_" + cc.name] = calibration::parameter_number(err);
+      if (err > (cc.tf32 ? 1e-2 : 1e-4)) {
+        std::printf("calib_cuda: %s differs from our convolution by %.2e\n", cc.name.c_str(), err);
+        return 1;
+      }
+    }
+#endif
   }
 
   for (const auto& [name, launches] : launches_per_repetition)
@@ -385,14 +470,16 @@ int main(int argc, char** argv)
     std::snprintf(buf, sizeof buf, std::isfinite(v) ? "%.0f %%" : "-", 100 * v);
     return std::string(buf);
   };
-  std::printf("%-24s %10s %10s %10s   (median of %d; GEMM %d^3)\n", "kernel", "Gflop/s", "of peak", "of cuBLAS",
+  std::printf("%-24s %10s %10s %10s   (median of %d; GEMM %d^3)\n", "kernel", "Gflop/s", "of peak", "of library",
               repetitions, n);
   for (const auto& [name, rate] : median) {
     const bool tensor = name.find("tf32") != std::string::npos;
     const std::string peak = tensor ? "peak_tf32_mma_sync" : "peak_fp32_fma";
-    const std::string lib = tensor ? "cublas_gemm_tf32" : "cublas_sgemm";
+    // Ours against the library's: GEMMs against cuBLAS, convolutions against cuDNN's FP32 one.
+    const bool conv = name.rfind("conv3d", 0) == 0;
+    const std::string lib = conv ? "cudnn_" + name : tensor ? "cublas_gemm_tf32" : "cublas_sgemm";
     std::printf("%-24s %10.1f %10s %10s\n", name.c_str(), rate, percent(share(name, peak)).c_str(),
-                name.rfind("gemm", 0) == 0 ? percent(share(name, lib)).c_str() : "-");
+                name.rfind("gemm", 0) == 0 || conv ? percent(share(name, lib)).c_str() : "-");
   }
   if (out.empty())
     return 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU machine without the project's build (a borrowed device, a bare node): checks the CUDA
-# kernels against their CPU references, then times them, with cuBLAS as the reference where a
-# copy of it is found, and leaves in OUT_DIR (default: $OUT where set, else ./cuda-run):
+# kernels against their CPU references, then times them, with cuBLAS and cuDNN as the
+# references where copies of them are found, and leaves in OUT_DIR (default: $OUT where set, else ./cuda-run):
 #   check.txt, run.txt   what calib_cuda_device printed (checks; rates and shares)
 #   cuda.json            the trace's JSON form: calib_trace_convert cuda.json -o cuda.h5
 #   nvidia-smi.txt       the device, its driver and clocks, before the run
@@ -21,6 +21,11 @@ if [ -z "${SIMCORE_CUBLAS:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcubla
   # Not on the loader's path: a copy that a Python package (PyTorch's nvidia-cublas) brought.
   lib=$(find /usr /opt /root /home -name 'libcublas.so.1[0-9]' 2>/dev/null | sort -r | head -n 1)
   [ -n "$lib" ] && export SIMCORE_CUBLAS=$lib
+fi
+if [ -z "${SIMCORE_CUDNN:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcudnn\.so\.9 '; then
+  # cuDNN 9 loads its parts (libcudnn_cnn, _ops, _engines_*) from the loader's path too.
+  lib=$(find /usr /opt /root /home -name 'libcudnn.so.9' 2>/dev/null | sort -r | head -n 1)
+  [ -n "$lib" ] && export SIMCORE_CUDNN=$lib LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 "$bin" --check 2>&1 | tee "$out/check.txt"
 rc=${PIPESTATUS[0]}

@@ -163,8 +163,9 @@ void samples_by_size(const Benchmark& b, const std::string& name, double scale, 
 }
 
 /** How far each GPU kernel gets: its median rate over the peak of its units measured in the
- *  same run (FP32 kernels over `peak_fp32_fma`, TF32 ones over `peak_tf32_mma_sync`) and, for
- *  our GEMMs, over cuBLAS's (`cublas_sgemm`, `cublas_gemm_tf32`), where those were measured. */
+ *  same run (FP32 kernels over `peak_fp32_fma`, TF32 ones over `peak_tf32_mma_sync`), for our
+ *  GEMMs over cuBLAS's (`cublas_sgemm`, `cublas_gemm_tf32`) and for our convolutions over
+ *  cuDNN's FP32 one in the same layout (`cudnn_conv3d_<layout>`), where those were measured. */
 nlohmann::ordered_json gpu_shares(const std::map<std::string, double>& median)
 {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
@@ -177,6 +178,9 @@ nlohmann::ordered_json gpu_shares(const std::map<std::string, double>& median)
     const auto lib = median.find(tf32 ? "cublas_gemm_tf32" : "cublas_sgemm");
     if (kernel.rfind("gemm_", 0) == 0 && lib != median.end() && lib->second > 0)
       k["share_of_cublas"] = rate / lib->second;
+    const auto dnn = median.find("cudnn_" + kernel);
+    if (kernel.rfind("conv3d_", 0) == 0 && dnn != median.end() && dnn->second > 0)
+      k["share_of_cudnn"] = rate / dnn->second;
     out[kernel] = std::move(k);
   }
   return out;

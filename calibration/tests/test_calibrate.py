@@ -654,7 +654,8 @@ def test_gpu_kernels_are_rated_against_the_peak_and_cublas_of_the_same_run(tmp_p
     rates = {"gemm_fp32_blocked": [12000.0, 11000.0, 13000.0], "peak_fp32_fma": [60000.0] * 3,
              "cublas_sgemm": [48000.0] * 3, "gemm_tf32_wmma_blocked": [150000.0] * 3,
              "peak_tf32_mma_sync": [300000.0] * 3, "cublas_gemm_tf32": [400000.0] * 3,
-             "conv3d_ndhwc": [5000.0] * 3}
+             "conv3d_ndhwc": [5000.0] * 3, "cudnn_conv3d_ndhwc": [20000.0] * 3,
+             "cudnn_conv3d_ndhwc_tf32": [90000.0] * 3, "conv3d_ncdhw": [4000.0] * 3}
     trace = tmp_path / "cuda.json"
     cuda_trace_as_the_device_writes_it(trace, rates)
     data = json.loads(trace.read_text())
@@ -667,7 +668,9 @@ def test_gpu_kernels_are_rated_against_the_peak_and_cublas_of_the_same_run(tmp_p
     assert gpu["gemm_tf32_wmma_blocked"] == pytest.approx(
         {"flops": 150e12, "share_of_peak": 0.5, "share_of_cublas": 0.375})
     assert gpu["cublas_gemm_tf32"] == pytest.approx({"flops": 400e12, "share_of_peak": 4 / 3})
-    assert gpu["conv3d_ndhwc"] == pytest.approx({"flops": 5e12, "share_of_peak": 5 / 60})
+    assert gpu["conv3d_ndhwc"] == pytest.approx({"flops": 5e12, "share_of_peak": 5 / 60, "share_of_cudnn": 0.25})
+    assert gpu["conv3d_ncdhw"] == pytest.approx({"flops": 4e12, "share_of_peak": 4 / 60})  # no cuDNN in its layout
+    assert gpu["cudnn_conv3d_ndhwc_tf32"] == pytest.approx({"flops": 90e12, "share_of_peak": 0.3})
     assert gpu["peak_fp32_fma"] == {"flops": 60e12}
 
 
