@@ -528,8 +528,11 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
       rates[k]["doc"] = v.value("doc", "") + " [hosts matching '" + wide + "', for hosts no rule matches]";
     }
   }
-  // Networks: the intra-node one first, so that an inter-node fit given alongside sets the
-  // SMPI factors (which apply to every message) while the intra-node one keeps the loopback.
+  // Networks. One placement gives SimGrid's factors (smpi/lat-factor, smpi/bw-factor, which
+  // apply to every message); both give network_factors, which the kernel applies by placement:
+  // the intra-node fit to messages within a host (over the loopback, which it sets), the
+  // inter-node one to messages between hosts (over the links its rule sets).
+  nlohmann::ordered_json network_factors = nlohmann::ordered_json::object();
   for (const char* placement : {"intra-node", "inter-node"}) {
     const auto it = networks.find(placement);
     if (it == networks.end())
@@ -549,8 +552,13 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     const double latency = std::max(fit.segments.front().intercept, 1e-9);
     const double bandwidth = fit.segments.back().slope > 0 ? 1.0 / fit.segments.back().slope : 1e12;
     config["network/model"] = "SMPI";
-    config["smpi/lat-factor"] = latency_factors(fit, latency);
-    config["smpi/bw-factor"] = bandwidth_factors(fit, bandwidth);
+    if (networks.size() == 1) { // one placement: SimGrid's own factors, for every message
+      config["smpi/lat-factor"] = latency_factors(fit, latency);
+      config["smpi/bw-factor"] = bandwidth_factors(fit, bandwidth);
+    } else { // both: each placement's factors for its own messages (simcore's network_factors)
+      network_factors[placement] = {{"latency", latency_factors(fit, latency)},
+                                    {"bandwidth", bandwidth_factors(fit, bandwidth)}};
+    }
     if (std::string(placement) == "intra-node") { // the route of two ranks on one host: its loopback
       config["network/loopback-lat"] = number(latency);
       config["network/loopback-bw"] = number(bandwidth);
@@ -572,16 +580,6 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
       q["note"] = std::to_string(excluded.size()) + " size(s) left out of the " + placement +
                   " fit: their median time strays alone from both neighbours by more than " +
                   number(100 * options.outlier_tolerance) + " % (excluded_sizes; --outlier-tolerance 0 keeps them)";
-    if (std::string(placement) == "intra-node" && networks.count("inter-node")) {
-      // SimGrid has one set of SMPI factors for every message: the inter-node fit's, written
-      // next. They scale the loopback too, so only this fit's smallest-message latency and
-      // largest-message bandwidth reach a simulation; its errors above are those of the fit.
-      const std::string note = "the inter-node fit's SMPI factors apply to messages within a node too: a "
-                               "simulation follows this fit's latency (smallest messages) and bandwidth (largest) "
-                               "but the inter-node fit's shape in between; fit the intra-node traces in a profile "
-                               "of their own to predict within a node";
-      q["note"] = q.contains("note") ? q["note"].get<std::string>() + "; " + note : note;
-    }
     if (n.all_have_pingping) { // the other pattern's fit, for comparison
       std::vector<double> ms2, mt2, sp2;
       median_per_size(concurrent ? n.pingpong_sizes : n.pingping_sizes,
@@ -602,6 +600,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
   if (!links.empty())
     profile["links"] = links;
   profile["simgrid_config"] = config;
+  if (!network_factors.empty())
+    profile["network_factors"] = network_factors;
   profile["rates"] = rates;
   profile["meta"] = meta;
   profile["quality"] = quality;

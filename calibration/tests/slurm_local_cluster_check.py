@@ -118,8 +118,9 @@ def check_run(out, launcher, text, eager, count, pairs):
         return
     both = json.loads(profiles["profile"].read_text())
     cfg = both["simgrid_config"]
-    check("smpi/lat-factor" in cfg and "network/loopback-lat" in cfg,
-          f"{launcher}: profile.json has the inter-node factors and the intra-node loopback")
+    check(set(both.get("network_factors", {})) == {"intra-node", "inter-node"} and "network/loopback-lat" in cfg
+          and "smpi/lat-factor" not in cfg,
+          f"{launcher}: profile.json has each placement's factors and the intra-node loopback")
     net = both["quality"]["network"]
     check(net["placement"] == "inter-node" and both["quality"]["network_intra_node"]["placement"] == "intra-node",
           f"{launcher}: profile.json fitted both placements")

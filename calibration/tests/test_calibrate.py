@@ -1231,15 +1231,60 @@ def test_a_link_rule_leaves_the_loopback_to_its_configuration(tmp_path):
     assert halo_time(tmp_path, profile) == pytest.approx(2e6 / 1e9, rel=1e-6)  # the loopback's 1 GB/s
 
 
-def test_an_intra_node_fit_beside_an_inter_node_one_says_what_reaches_a_simulation(tmp_path):
+def two_segment_law(latency, bandwidth, switch, latency2, bandwidth2):
+    """One-way time of an eager protocol up to `switch` bytes and a rendezvous above it."""
+    return lambda s: np.where(np.asarray(s, dtype=float) < switch, latency + np.asarray(s, dtype=float) / bandwidth,
+                              latency2 + np.asarray(s, dtype=float) / bandwidth2)
+
+
+def test_a_profile_of_both_placements_predicts_each_as_its_own_profile_does(tmp_path):
+    """Fitted from an intra-node and an inter-node trace together, a profile carries each fit's
+    factors in network_factors (not SimGrid's one set, smpi/*-factor, which would shape the
+    messages within a host with the inter-node fit). A halo exchange of 2 ranks on one host then
+    takes exactly what the intra-node profile alone gives, and on two hosts what the inter-node
+    one gives, at every face size from 128 B to 2 MB; and the two placements differ."""
     intra, inter = tmp_path / "intra.h5", tmp_path / "inter.h5"
-    write_synthetic_network(intra, POWERS, lambda s: 0.5e-6 + s / 2e10, placement="intra-node")
-    write_synthetic_network(inter, POWERS, pingpong_law, placement="inter-node")
-    res, out = calibrate(tmp_path, intra, inter)
-    assert res.returncode == 0, res.stderr
-    note = json.loads(out.read_text())["quality"]["network_intra_node"]["note"]
-    assert "the inter-node fit's SMPI factors apply to messages within a node too" in note
-    assert "note (network_intra_node): the inter-node fit's SMPI factors" in res.stderr
+    write_synthetic_network(intra, POWERS, two_segment_law(0.4e-6, 8e9, 65536, 4e-6, 2e10), placement="intra-node")
+    write_synthetic_network(inter, POWERS, two_segment_law(2e-6, 3e9, 16384, 9e-6, 1e10), placement="inter-node")
+    profiles, fits = {}, {}
+    for name, traces in (("both", (intra, inter)), ("intra", (intra,)), ("inter", (inter,))):
+        (tmp_path / name).mkdir()
+        fits[name] = fitted(tmp_path / name, *traces)
+        profiles[name] = tmp_path / (name + ".json")
+        profiles[name].write_text(json.dumps(fits[name]))
+    both = fits["both"]
+    assert not {"smpi/lat-factor", "smpi/bw-factor"} & set(both["simgrid_config"])
+    for placement, alone in (("intra-node", fits["intra"]), ("inter-node", fits["inter"])):
+        assert both["network_factors"][placement] == {"latency": alone["simgrid_config"]["smpi/lat-factor"],
+                                                      "bandwidth": alone["simgrid_config"]["smpi/bw-factor"]}
+    assert "note" not in both["quality"]["network_intra_node"]
+    platform = ROOT / "platforms" / "two_nodes.xml"
+    for cells in (4, 16, 64, 128, 256, 500):  # faces of 8 x cells^2 bytes
+        times = {}
+        for ranks_per_node, alone in ((2, "intra"), (1, "inter")):
+            params = {"ranks_per_node": ranks_per_node, "local_cells": f"1,{cells},{cells}", "periodic": "false",
+                      "variables": 1, "iterations": 1, "flops_per_cell": 0, "mode": "smpi"}
+            t = run_halo(tmp_path, f"both-{alone}-{cells}", params, profiles["both"], platform=platform)
+            assert t == pytest.approx(run_halo(tmp_path, f"{alone}-{cells}", params, profiles[alone],
+                                               platform=platform), rel=1e-9)
+            times[alone] = t
+        assert times["inter"] > 1.5 * times["intra"]
+
+
+def test_network_factors_and_configured_factors_together_are_refused(tmp_path):
+    """SimGrid takes its configured factors or the callbacks that network_factors become, not
+    both: a --cfg factor beside a profile with network_factors is bad input, saying which."""
+    profile = tmp_path / "nf.json"
+    profile.write_text(json.dumps({"schema": "simcore-profile/1", "simgrid_config": {"network/model": "SMPI"},
+                                   "network_factors": {"inter-node": {"latency": "0:2", "bandwidth": "0:0.5"}}}))
+    params = {"ranks_per_node": 1, "local_cells": "1,8,8", "periodic": "false", "variables": 1, "iterations": 1,
+              "flops_per_cell": 0, "mode": "smpi"}
+    with pytest.raises(subprocess.CalledProcessError) as e:
+        run_halo(tmp_path, "mixed", params, profile, extra=("--cfg=smpi/lat-factor:0:3",),
+                 platform=ROOT / "platforms" / "two_nodes.xml")
+    assert e.value.returncode == 2
+    assert f"{profile} (network_factors): SimGrid refused them" in e.value.stderr
+    assert "left unset by the profile, the scenario and --cfg" in e.value.stderr
 
 
 @pytest.mark.parametrize("program, args, message", [

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(simcore_calibration, simcore, "calibration profiles");
 
@@ -133,7 +134,8 @@ CalibrationProfile CalibrationProfile::load(const std::string& path)
 CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const std::string& where)
 {
   CalibrationProfile p;
-  check_keys(j, {"schema", "name", "hosts", "links", "simgrid_config", "rates", "meta", "quality"}, where);
+  check_keys(j, {"schema", "name", "hosts", "links", "simgrid_config", "network_factors", "rates", "meta", "quality"},
+             where);
   if (j.contains("schema") && j["schema"] != "simcore-profile/1")
     throw InputError(where + " (schema)", "unsupported schema " + j["schema"].dump() + "; expected \"simcore-profile/1\"");
   if (j.contains("name"))
@@ -188,6 +190,18 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
       throw InputError(where + " (simgrid_config)", "expected an object {\"network/latency-factor\": \"1\"}");
     for (const auto& [k, v] : c.items())
       p.config_[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  }
+  if (j.contains("network_factors")) {
+    p.network_factors_ = NetworkFactors::from_json(j["network_factors"], where);
+    // SimGrid takes either its configured factors or the callbacks these become, not both.
+    for (const auto& [key, alias, has] :
+         {std::tuple{"network/latency-factor", "smpi/lat-factor", p.network_factors_.has_latency()},
+          std::tuple{"network/bandwidth-factor", "smpi/bw-factor", p.network_factors_.has_bandwidth()}})
+      for (const char* name : {key, alias})
+        if (has && p.config_.count(name))
+          throw InputError(where + " (simgrid_config." + name + ")",
+                           "set beside network_factors, which give the same factor by placement; expected one of "
+                           "them");
   }
   if (j.contains("rates"))
     p.rates_ = rates_from_json(j["rates"], where + " (rates");
@@ -276,6 +290,8 @@ void CalibrationProfile::apply_to_platform() const
           simgrid::kernel::profile::ProfileBuilder::from_string("simcore-calibration-" + h->get_name(), events.str(), -1));
     }
   }
+  if (!network_factors_.empty())
+    network_factors_.install(path_.empty() ? "calibration profile" : path_);
   for (auto* l : engine->get_all_links()) {
     // SimGrid's loopback (the route within one host) is set by network/loopback-lat and
     // network/loopback-bw, which an intra-node fit writes: a link rule never touches it.

@@ -132,7 +132,8 @@ TEST_CASE("CalibrationProfile::from_json accepts a minimal profile", "[calibrati
 TEST_CASE("CalibrationProfile: invalid profiles name the place and what was expected", "[calibration]")
 {
   CHECK(from_json_error(json::parse(R"({"host": []})")) ==
-        "p.json: unknown key 'host'; expected one of: hosts, links, meta, name, quality, rates, schema, simgrid_config");
+        "p.json: unknown key 'host'; expected one of: hosts, links, meta, name, network_factors, quality, rates, schema, "
+        "simgrid_config");
   CHECK(from_json_error(json::parse(R"({"hosts": [{"match": "a", "speed": "1Gf", "cores": 4}]})")) ==
         "p.json (hosts[0]): unknown key 'cores'; expected one of: match, rates, speed");
   CHECK(from_json_error(json::parse(R"([1, 2])")) == "p.json: expected a JSON object");
@@ -200,7 +201,7 @@ TEST_CASE("CalibrationProfile::load: errors of a file name the file", "[calibrat
 {
   CHECK_THROWS_WITH(CalibrationProfile::load(kProfiles + "unknown_key.json"),
                     kProfiles + "unknown_key.json: unknown key 'host'; expected one of: hosts, links, meta, name, "
-                                "quality, rates, schema, simgrid_config");
+                                "network_factors, quality, rates, schema, simgrid_config");
   CHECK_THROWS_WITH(CalibrationProfile::load(kProfiles + "nope.json"),
                     kProfiles + "nope.json: cannot read the calibration profile; expected an existing JSON file");
 }
@@ -228,4 +229,61 @@ TEST_CASE("CalibrationProfile: rates written with a unit are stored in base unit
   CHECK(p.rates().at("lat").unit == "s");
   CHECK(p.rate("plain") == 3);
   CHECK(p.rates().at("plain").unit == "widgets");
+}
+
+TEST_CASE("SizeFactors read SimGrid's factor syntax as SimGrid does", "[calibration]")
+{
+  const auto f = simcore::SizeFactors::parse("65535:0.5;0:2;1023:1.5", "x");
+  // A message of s bytes takes the factor of the largest threshold below s; none at or below
+  // the smallest (SimGrid's FactorSet: "size <= threshold" uses the entry before).
+  CHECK(f.at(0) == 1);
+  CHECK(f.at(1) == 2);
+  CHECK(f.at(1023) == 2);
+  CHECK(f.at(1024) == 1.5);
+  CHECK(f.at(65535) == 1.5);
+  CHECK(f.at(65536) == 0.5);
+  CHECK(f.at(1e12) == 0.5);
+  for (const std::string bad : {"", "0:1;", "x:1", "-1:2", "1.5:2", "0:0", "0:-1", "0:nan", "0:inf", "0", "0:1;0:2",
+                                "0:1e400", "10:2x"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(simcore::SizeFactors::parse(bad, "x"), simcore::InputError);
+  }
+}
+
+TEST_CASE("CalibrationProfile: network factors by placement", "[calibration]")
+{
+  const auto p = CalibrationProfile::from_json(
+      json::parse(R"({"network_factors": {"intra-node": {"latency": "0:2;1000:3", "bandwidth": "0:0.5"},
+                                          "inter-node": {"bandwidth": "0:0.25;65535:0.75"}}})"),
+      "p.json");
+  const auto& nf = p.network_factors();
+  CHECK_FALSE(p.empty());
+  CHECK(nf.has_latency());
+  CHECK(nf.has_bandwidth());
+  CHECK(nf.latency_factor(10, true) == 2);
+  CHECK(nf.latency_factor(1001, true) == 3);
+  CHECK(nf.latency_factor(1001, false) == 1); // not given for inter-node: 1
+  CHECK(nf.bandwidth_factor(10, true) == 0.5);
+  CHECK(nf.bandwidth_factor(10, false) == 0.25);
+  CHECK(nf.bandwidth_factor(65536, false) == 0.75);
+
+  CHECK_THAT(from_json_error(json::parse(R"({"network_factors": {"same-rack": {"latency": "0:1"}}})")),
+             Catch::Contains("p.json (network_factors.same-rack): unknown placement; expected intra-node"));
+  CHECK_THAT(from_json_error(json::parse(R"({"network_factors": {"intra-node": {"lat": "0:1"}}})")),
+             Catch::Contains("p.json (network_factors.intra-node.lat): unknown key; expected latency or bandwidth"));
+  CHECK_THAT(from_json_error(json::parse(R"({"network_factors": {"inter-node": {"bandwidth": "0:1;64K:2"}}})")),
+             Catch::Contains("p.json (network_factors.inter-node.bandwidth): entry '64K:2'"));
+  CHECK_THAT(from_json_error(json::parse(R"({"network_factors": {"inter-node": {"bandwidth": 0.5}}})")),
+             Catch::Contains("expected a string in SimGrid's factor syntax"));
+  CHECK_THAT(from_json_error(json::parse(R"({"network_factors": []})")),
+             Catch::Contains("p.json (network_factors): expected an object"));
+  // SimGrid takes its configured factors or callbacks, not both: refused when loading.
+  CHECK_THAT(from_json_error(json::parse(R"({"simgrid_config": {"smpi/bw-factor": "0:1"},
+                                             "network_factors": {"inter-node": {"bandwidth": "0:0.5"}}})")),
+             Catch::Contains("p.json (simgrid_config.smpi/bw-factor): set beside network_factors"));
+  // Latency factors alone leave SimGrid's bandwidth factor to its configuration.
+  CHECK_NOTHROW(CalibrationProfile::from_json(
+      json::parse(R"({"simgrid_config": {"network/bandwidth-factor": "0.9"},
+                      "network_factors": {"inter-node": {"latency": "0:2"}}})"),
+      "p.json"));
 }

@@ -2,6 +2,8 @@
  * named rates, applied to a scenario's platform and looked up by models. */
 #pragma once
 
+#include "simcore/network_factors.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -43,7 +45,11 @@ public:
   static CalibrationProfile load(const std::string& path);
   static CalibrationProfile from_json(const nlohmann::json& j, const std::string& where);
 
-  bool empty() const { return path_.empty() && hosts_.empty() && links_.empty() && rates_.empty() && config_.empty(); }
+  bool empty() const
+  {
+    return path_.empty() && hosts_.empty() && links_.empty() && rates_.empty() && config_.empty() &&
+           network_factors_.empty();
+  }
   const std::string& path() const { return path_; }
   const std::string& name() const { return name_; }
   const std::vector<HostRule>& host_rules() const { return hosts_; }
@@ -51,6 +57,8 @@ public:
   /** SimGrid configuration items ("network/latency-factor" -> "1.0"). */
   const std::map<std::string, std::string>& config() const { return config_; }
   const std::map<std::string, NamedRate>& rates() const { return rates_; }
+  /** Latency and bandwidth factors by placement (within a host, between hosts). */
+  const NetworkFactors& network_factors() const { return network_factors_; }
 
   /** Calibrated speed of a host, if a rule matches it. */
   std::optional<double> host_speed(const std::string& host) const;
@@ -65,7 +73,8 @@ public:
   double rate(const std::string& name, const std::string& host) const;
   double rate_or(const std::string& name, const std::string& host, double fallback) const;
 
-  /** Applies host and link rules to the loaded platform (before the simulation starts). */
+  /** Applies host and link rules and the network factors to the loaded platform (before the
+   *  simulation starts). */
   void apply_to_platform() const;
 
 private:
@@ -77,6 +86,7 @@ private:
   std::vector<LinkRule> links_;
   std::map<std::string, std::string> config_;
   std::map<std::string, NamedRate> rates_;
+  NetworkFactors network_factors_;
 };
 
 } // namespace simcore
