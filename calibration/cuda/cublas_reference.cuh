@@ -4,6 +4,8 @@
  * timed beside our kernels; where not, the run says so and goes on without them. */
 #pragma once
 
+#include "library_loader.hpp"
+
 #include <cublas_api.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -17,22 +19,12 @@ class CublasReference {
 public:
   CublasReference()
   {
-    const char* named = std::getenv("SIMCORE_CUBLAS");
-    for (const char* name : {named, "libcublas.so.13", "libcublas.so.12", "libcublas.so"}) {
-      if (!name || !*name)
-        continue;
-      lib_ = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (lib_) {
-        path_ = name;
-        break;
-      }
-      if (name == named) { // asked for and not loaded: say why, try no other
-        why_ = std::string("SIMCORE_CUBLAS=") + name + ": " + dlerror();
-        return;
-      }
-    }
+    const LoadedLibrary loaded =
+        load_library("SIMCORE_CUBLAS", {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, "libcublas.so");
+    lib_ = loaded.handle;
+    path_ = loaded.path;
     if (!lib_) {
-      why_ = "libcublas.so not found (SIMCORE_CUBLAS=/path/to/libcublas.so.N names it)";
+      why_ = loaded.why_not;
       return;
     }
     create_ = reinterpret_cast<Create>(dlsym(lib_, "cublasCreate_v2"));

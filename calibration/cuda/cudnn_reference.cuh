@@ -9,6 +9,7 @@
 #pragma once
 
 #include "calibration/conv3d_implicit_gemm.hpp"
+#include "library_loader.hpp"
 
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -25,22 +26,11 @@ class CudnnReference {
 public:
   CudnnReference()
   {
-    const char* named = std::getenv("SIMCORE_CUDNN");
-    for (const char* name : {named, "libcudnn.so.9", "libcudnn.so"}) {
-      if (!name || !*name)
-        continue;
-      lib_ = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (lib_) {
-        path_ = name;
-        break;
-      }
-      if (name == named) {
-        why_ = std::string("SIMCORE_CUDNN=") + name + ": " + dlerror();
-        return;
-      }
-    }
+    const LoadedLibrary loaded = load_library("SIMCORE_CUDNN", {"libcudnn.so.9", "libcudnn.so"}, "libcudnn.so.9");
+    lib_ = loaded.handle;
+    path_ = loaded.path;
     if (!lib_) {
-      why_ = "libcudnn.so.9 not found (SIMCORE_CUDNN=/path/to/libcudnn.so.9 names it)";
+      why_ = loaded.why_not;
       return;
     }
     bool all = true;
