@@ -1271,20 +1271,95 @@ def test_a_profile_of_both_placements_predicts_each_as_its_own_profile_does(tmp_
         assert times["inter"] > 1.5 * times["intra"]
 
 
-def test_network_factors_and_configured_factors_together_are_refused(tmp_path):
+@pytest.mark.parametrize("model, cfg", [("SMPI", "smpi/lat-factor:0:3"), (None, "network/latency-factor:3"),
+                                        (None, "smpi/bw-factor:0:2"), ("SMPI", "network/bandwidth-factor:0.5")])
+def test_network_factors_and_configured_factors_together_are_refused(tmp_path, model, cfg):
     """SimGrid takes its configured factors or the callbacks that network_factors become, not
-    both: a --cfg factor beside a profile with network_factors is bad input, saying which."""
+    both; each model reads its own pair of keys, and a value set for the other would be recorded
+    in summary.json as if it applied: any of the four beside network_factors is bad input."""
     profile = tmp_path / "nf.json"
-    profile.write_text(json.dumps({"schema": "simcore-profile/1", "simgrid_config": {"network/model": "SMPI"},
+    profile.write_text(json.dumps({"schema": "simcore-profile/1",
+                                   "simgrid_config": {"network/model": model} if model else {},
                                    "network_factors": {"inter-node": {"latency": "0:2", "bandwidth": "0:0.5"}}}))
     params = {"ranks_per_node": 1, "local_cells": "1,8,8", "periodic": "false", "variables": 1, "iterations": 1,
               "flops_per_cell": 0, "mode": "smpi"}
     with pytest.raises(subprocess.CalledProcessError) as e:
-        run_halo(tmp_path, "mixed", params, profile, extra=("--cfg=smpi/lat-factor:0:3",),
-                 platform=ROOT / "platforms" / "two_nodes.xml")
+        run_halo(tmp_path, "mixed", params, profile, extra=("--cfg=" + cfg,), platform=ROOT / "platforms" / "two_nodes.xml")
     assert e.value.returncode == 2
-    assert f"{profile} (network_factors): SimGrid refused them" in e.value.stderr
-    assert "left unset by the profile, the scenario and --cfg" in e.value.stderr
+    key = cfg.split(":")[0]
+    assert f"{profile} (network_factors): {key} is set too (by the profile, the scenario or --cfg)" in e.value.stderr
+    assert not (tmp_path / "mixed" / "summary.json").exists()
+
+
+CLUSTER = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <cluster id="c" prefix="c-" suffix="" radical="0-1" speed="1Gf" core="2" bw="1GBps" lat="10us"
+           bb_bw="10GBps" bb_lat="1us"{loopback}/>
+</platform>
+"""
+
+
+def test_on_a_cluster_messages_within_a_node_follow_the_intra_node_fit_over_its_loopback(tmp_path):
+    """A <cluster> with loopback_bw gives each node a loopback link (c_link_N_loopback), which the
+    intra-node fit's network/loopback-* set as they set SimGrid's own: two ranks on one node of
+    the cluster take exactly what they take on single_node.xml with the intra-node profile, and
+    one rank a node what the inter-node profile gives there. Without loopback_bw a node reaches
+    itself over its links to the backbone, which carry the inter-node fit: its messages to
+    itself then take the inter-node factors too, and the run says so."""
+    intra, inter = tmp_path / "intra.h5", tmp_path / "inter.h5"
+    write_synthetic_network(intra, POWERS, two_segment_law(0.4e-6, 8e9, 65536, 4e-6, 2e10), placement="intra-node")
+    write_synthetic_network(inter, POWERS, two_segment_law(2e-6, 3e9, 16384, 9e-6, 1e10), placement="inter-node")
+    profiles = {}
+    for name, traces in (("both", (intra, inter)), ("intra", (intra,)), ("inter", (inter,))):
+        (tmp_path / name).mkdir()
+        profiles[name] = tmp_path / (name + ".json")
+        profiles[name].write_text(json.dumps(fitted(tmp_path / name, *traces)))
+    with_loopback, without = tmp_path / "cluster_lo.xml", tmp_path / "cluster.xml"
+    with_loopback.write_text(CLUSTER.format(loopback=' loopback_bw="1GBps" loopback_lat="50us"'))
+    without.write_text(CLUSTER.format(loopback=""))
+    for cells in (16, 128, 500):
+        params = {"local_cells": f"1,{cells},{cells}", "periodic": "false", "variables": 1, "iterations": 1,
+                  "flops_per_cell": 0, "mode": "smpi"}
+        within = dict(params, ranks_per_node=2)
+        across = dict(params, ranks_per_node=1)
+        t = run_halo(tmp_path, f"lo-in-{cells}", within, profiles["both"], platform=with_loopback)
+        assert t == pytest.approx(run_halo(tmp_path, f"single-{cells}", within, profiles["intra"]), rel=1e-9)
+        t = run_halo(tmp_path, f"lo-across-{cells}", across, profiles["both"], platform=with_loopback)
+        assert t == pytest.approx(run_halo(tmp_path, f"inter-across-{cells}", across, profiles["inter"],
+                                           platform=with_loopback), rel=1e-9)
+        t = run_halo(tmp_path, f"no-lo-in-{cells}", within, profiles["both"], platform=without)
+        assert t == pytest.approx(run_halo(tmp_path, f"inter-in-{cells}", within, profiles["inter"], platform=without),
+                                  rel=1e-9)
+    scenario = tmp_path / "halo_no-lo-in-16.xml"
+    res = subprocess.run([SIMCORE, "run", str(scenario), "--out", str(tmp_path / "again")], capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr
+    assert "2 host(s) reach themselves over links, not a loopback (c-0: c_link_0_UP c_backbone c_link_0_DOWN)" \
+        in res.stderr and "declare loopback_bw and loopback_lat on the <cluster>" in res.stderr
+    summary = json.loads((tmp_path / "again" / "summary.json").read_text())
+    assert summary["network_factors"] == json.loads(profiles["both"].read_text())["network_factors"]
+
+
+def test_the_halo_models_own_predictions_see_network_factors(tmp_path):
+    """The halo model's dynamic policy predicts each route's time with the network's factors. A
+    profile whose network_factors are all 1 under the default model (LV08, whose configured
+    factors 13.01 and 0.97 the callbacks replace) simulates the network of CM02 without factors,
+    and the policy must choose as it does there: the same protocols and the same times."""
+    scenario = ROOT / "scenarios" / "halo" / "one_rank_per_node_dynamic.xml"
+    ones = tmp_path / "ones.json"
+    ones.write_text(json.dumps({"schema": "simcore-profile/1", "network_factors": {
+        p: {"latency": "0:1", "bandwidth": "0:1"} for p in ("intra-node", "inter-node")}}))
+    cm02 = tmp_path / "cm02.json"
+    cm02.write_text(json.dumps({"schema": "simcore-profile/1", "simgrid_config": {"network/model": "CM02"}}))
+    metrics = {}
+    for profile in (ones, cm02):
+        out = subprocess.run([SIMCORE, "run", str(scenario), "--calibration", str(profile), "--json", "--quiet",
+                              "--out", str(tmp_path / profile.stem)], capture_output=True, text=True, check=True)
+        metrics[profile.stem] = json.loads(out.stdout)["metrics"]
+    assert metrics["ones"] == metrics["cm02"]
+    m = metrics["ones"]
+    assert m.get("inter_eager_messages", 0) + m.get("inter_rendezvous_messages", 0) == 192
 
 
 @pytest.mark.parametrize("program, args, message", [

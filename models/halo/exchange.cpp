@@ -28,7 +28,7 @@ int g_payload; // what travels in a mailbox: the model counts bytes, not content
 
 /** A network correction factor (SimGrid 3.32 keeps `network/latency-factor` and
  *  `network/bandwidth-factor` as plain numbers; SMPI's size-dependent factors live in other
- *  settings and are not seen here). */
+ *  settings and are not seen here; a profile's network_factors, which replace both, are). */
 double network_factor(const char* name)
 {
   try {
@@ -48,12 +48,16 @@ RouteView Exchange::route(sg4::Host* a, sg4::Host* b, double bytes) const
   double bandwidth = std::numeric_limits<double>::infinity();
   for (auto* l : links)
     bandwidth = std::min(bandwidth, l->get_bandwidth());
-  (void)bytes;
+  if (factors_ && !factors_->empty()) { // the profile's factors by placement, as the simulation applies them
+    const bool intra = simcore::NetworkFactors::is_intra_node(a, b, links);
+    return {latency * factors_->latency_factor(bytes, intra), bandwidth * factors_->bandwidth_factor(bytes, intra)};
+  }
   return {latency * network_factor("network/latency-factor"), bandwidth * network_factor("network/bandwidth-factor")};
 }
 
 void Exchange::start(simcore::SimContext& ctx)
 {
+  factors_ = &ctx.calibration().network_factors();
   plan_ = make_plan(s_, [this](sg4::Host* a, sg4::Host* b, double bytes) { return route(a, b, bytes); });
   // The memory bus of each node: a resource whose bandwidth concurrent copies share
   // (SimGrid's disk model gives exactly that).

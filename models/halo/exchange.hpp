@@ -42,6 +42,7 @@ private:
   std::vector<Channels> channels_; ///< per transfer
   std::vector<simgrid::s4u::SemaphorePtr> copier_go_, copier_done_; ///< per agent with intra receives
   std::map<simgrid::s4u::Host*, simgrid::s4u::Disk*> bus_;
+  const simcore::NetworkFactors* factors_ = nullptr; ///< the profile's, where it has them
   std::vector<double> comm_time_, end_; ///< per agent
   std::vector<double> iteration_end_;   ///< per iteration: when the last agent finished it
   std::vector<double> iteration_comm_max_; ///< per iteration: the longest exchange of an agent

@@ -14,7 +14,6 @@
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <tuple>
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(simcore_calibration, simcore, "calibration profiles");
 
@@ -194,14 +193,10 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
   if (j.contains("network_factors")) {
     p.network_factors_ = NetworkFactors::from_json(j["network_factors"], where);
     // SimGrid takes either its configured factors or the callbacks these become, not both.
-    for (const auto& [key, alias, has] :
-         {std::tuple{"network/latency-factor", "smpi/lat-factor", p.network_factors_.has_latency()},
-          std::tuple{"network/bandwidth-factor", "smpi/bw-factor", p.network_factors_.has_bandwidth()}})
-      for (const char* name : {key, alias})
-        if (has && p.config_.count(name))
-          throw InputError(where + " (simgrid_config." + name + ")",
-                           "set beside network_factors, which give the same factor by placement; expected one of "
-                           "them");
+    for (const char* name : {"network/latency-factor", "network/bandwidth-factor", "smpi/lat-factor", "smpi/bw-factor"})
+      if (p.config_.count(name))
+        throw InputError(where + " (simgrid_config." + name + ")",
+                         "set beside network_factors, which give the factors by placement; expected one of them");
   }
   if (j.contains("rates"))
     p.rates_ = rates_from_json(j["rates"], where + " (rates");
@@ -270,9 +265,9 @@ void CalibrationProfile::apply_to_platform() const
   for (const auto& r : links_) {
     auto links = engine->get_all_links();
     if (std::none_of(links.begin(), links.end(), [&r](auto* l) {
-          return l->get_name() != "__loopback__" && std::regex_match(l->get_name(), r.re);
+          return !is_loopback_link(l->get_name()) && std::regex_match(l->get_name(), r.re);
         }))
-      XBT_WARN("%s: link rule '%s' matches no link of the platform (the loopback is never one)", path_.c_str(),
+      XBT_WARN("%s: link rule '%s' matches no link of the platform (a loopback is never one)", path_.c_str(),
                r.pattern.c_str());
   }
   if (!hosts_.empty()) {
@@ -292,11 +287,35 @@ void CalibrationProfile::apply_to_platform() const
   }
   if (!network_factors_.empty())
     network_factors_.install(path_.empty() ? "calibration profile" : path_);
+  // A node's loopback (SimGrid's __loopback__, or a <cluster>'s per-node *_loopback link) is
+  // set by network/loopback-lat and network/loopback-bw, which an intra-node fit writes: SimGrid
+  // applies them to its own, the kernel to the clusters' ones, and a link rule touches neither.
+  const auto loopback_value = [this](const char* key) -> std::optional<double> {
+    const auto it = config_.find(key);
+    if (it == config_.end())
+      return std::nullopt;
+    try {
+      std::size_t used = 0;
+      const double v = std::stod(it->second, &used);
+      if (used == it->second.size() && std::isfinite(v) && v >= 0)
+        return v;
+    } catch (const std::exception&) {
+    }
+    throw InputError(path_ + " (simgrid_config." + key + ")",
+                     "'" + it->second + "'; expected a number >= 0 in base units (B/s, s)");
+  };
+  const auto loopback_bw = loopback_value("network/loopback-bw");
+  const auto loopback_lat = loopback_value("network/loopback-lat");
   for (auto* l : engine->get_all_links()) {
-    // SimGrid's loopback (the route within one host) is set by network/loopback-lat and
-    // network/loopback-bw, which an intra-node fit writes: a link rule never touches it.
-    if (l->get_name() == "__loopback__")
+    if (is_loopback_link(l->get_name())) {
+      if (l->get_name() != "__loopback__") {
+        if (loopback_bw && *loopback_bw > 0)
+          l->set_bandwidth(*loopback_bw);
+        if (loopback_lat)
+          l->set_latency(*loopback_lat);
+      }
       continue;
+    }
     for (const auto& r : links_) {
       if (!std::regex_match(l->get_name(), r.re))
         continue;

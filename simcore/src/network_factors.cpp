@@ -3,7 +3,10 @@
 
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
+#include <xbt/config.hpp>
 
 #include <xbt/log.h>
 
@@ -11,7 +14,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
-#include <stdexcept>
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(simcore_network_factors, simcore, "network factors by placement");
 
@@ -30,14 +32,15 @@ SizeFactors SizeFactors::parse(const std::string& text, const std::string& where
   for (const std::string& item : entries) {
     const auto colon = item.find(':');
     const std::string bound = item.substr(0, colon), factor = colon == std::string::npos ? "" : item.substr(colon + 1);
-    const bool whole = !bound.empty() && bound.size() <= 12 &&
-                       std::all_of(bound.begin(), bound.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool whole = !bound.empty() && bound.size() <= 10 &&
+                       std::all_of(bound.begin(), bound.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                       std::stoll(bound) <= 2147483647;
     char* end = nullptr;
     const double f = factor.empty() ? NAN : std::strtod(factor.c_str(), &end);
     if (!whole || colon == std::string::npos || end == nullptr || *end != '\0' || !std::isfinite(f) || !(f > 0))
       throw InputError(where, "entry '" + item + "' of '" + text +
                                   "'; expected BYTES:FACTOR items separated by ';' (\"0:1.2;65536:0.9\"), bytes a whole "
-                                  "number, the factor finite and > 0");
+                                  "number up to 2147483647, the factor finite and > 0");
     out.steps_.emplace_back(std::stod(bound), f);
   }
   if (out.steps_.empty())
@@ -88,25 +91,44 @@ NetworkFactors NetworkFactors::from_json(const nlohmann::json& j, const std::str
   return out;
 }
 
-bool NetworkFactors::has_latency() const
+bool is_loopback_link(const std::string& name)
 {
-  return (intra_ && intra_->latency) || (inter_ && inter_->latency);
+  static const std::string suffix = "_loopback";
+  return name == "__loopback__" ||
+         (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0);
 }
 
-bool NetworkFactors::has_bandwidth() const
+bool NetworkFactors::is_intra_node(const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst,
+                                   const std::vector<simgrid::s4u::Link*>& links)
 {
-  return (intra_ && intra_->bandwidth) || (inter_ && inter_->bandwidth);
+  return src == dst &&
+         std::all_of(links.begin(), links.end(), [](const simgrid::s4u::Link* l) { return is_loopback_link(l->get_name()); });
 }
 
-double NetworkFactors::latency_factor(double size, bool same_host) const
+nlohmann::json NetworkFactors::to_json() const
 {
-  const auto& p = same_host ? intra_ : inter_;
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, p] : {std::pair{"intra-node", &intra_}, std::pair{"inter-node", &inter_}}) {
+    if (!*p)
+      continue;
+    nlohmann::json& o = out[name] = nlohmann::json::object();
+    if ((*p)->latency)
+      o["latency"] = (*p)->latency->text();
+    if ((*p)->bandwidth)
+      o["bandwidth"] = (*p)->bandwidth->text();
+  }
+  return out;
+}
+
+double NetworkFactors::latency_factor(double size, bool intra_node) const
+{
+  const auto& p = intra_node ? intra_ : inter_;
   return p && p->latency ? p->latency->at(size) : 1.0;
 }
 
-double NetworkFactors::bandwidth_factor(double size, bool same_host) const
+double NetworkFactors::bandwidth_factor(double size, bool intra_node) const
 {
-  const auto& p = same_host ? intra_ : inter_;
+  const auto& p = intra_node ? intra_ : inter_;
   return p && p->bandwidth ? p->bandwidth->at(size) : 1.0;
 }
 
@@ -115,26 +137,54 @@ void NetworkFactors::install(const std::string& where) const
   using simgrid::s4u::Host;
   using simgrid::s4u::Link;
   using simgrid::s4u::NetZone;
-  auto* model = simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model();
-  const NetworkFactors self = *this; // the callbacks outlive the profile object
-  try {
-    if (has_latency())
-      model->set_lat_factor_cb([self](double size, const Host* src, const Host* dst, const std::vector<Link*>&,
-                                      const std::unordered_set<NetZone*>&) {
-        return self.latency_factor(size, src == dst);
-      });
-    if (has_bandwidth())
-      model->set_bw_factor_cb([self](double size, const Host* src, const Host* dst, const std::vector<Link*>&,
-                                     const std::unordered_set<NetZone*>&) {
-        return self.bandwidth_factor(size, src == dst);
-      });
-  } catch (const std::invalid_argument& e) {
-    throw InputError(where + " (network_factors)",
-                     std::string("SimGrid refused them (") + e.what() +
-                         "); expected network/latency-factor and network/bandwidth-factor (under network/model "
-                         "SMPI: smpi/lat-factor, smpi/bw-factor) left unset by the profile, the scenario and --cfg "
-                         "when the profile has network_factors");
+  // SimGrid takes its configured factors or callbacks; each model reads its own pair of keys,
+  // but a value set for the other would still be recorded as if it applied: none may be set.
+  for (const char* key : {"network/latency-factor", "network/bandwidth-factor", "smpi/lat-factor", "smpi/bw-factor"}) {
+    bool set = false;
+    try {
+      set = !simgrid::config::is_default(key);
+    } catch (const std::exception&) { // a key this SimGrid does not know
+    }
+    if (set)
+      throw InputError(where + " (network_factors)",
+                       std::string(key) + " is set too (by the profile, the scenario or --cfg); expected SimGrid's "
+                                          "factors (network/latency-factor, network/bandwidth-factor, "
+                                          "smpi/lat-factor, smpi/bw-factor) left unset when the profile has "
+                                          "network_factors, which give them by placement");
   }
+  auto* engine = simgrid::s4u::Engine::get_instance();
+  if (intra_) {
+    std::vector<std::string> over_links;
+    std::string example;
+    for (auto* h : engine->get_all_hosts()) {
+      std::vector<Link*> links;
+      double latency = 0;
+      h->route_to(h, links, &latency);
+      if (!is_intra_node(h, h, links)) {
+        if (example.empty()) {
+          example = h->get_name() + ":";
+          for (auto* l : links)
+            example += " " + l->get_name();
+        }
+        over_links.push_back(h->get_name());
+      }
+    }
+    if (!over_links.empty())
+      XBT_WARN("%s: %zu host(s) reach themselves over links, not a loopback (%s): their messages to themselves take "
+               "the inter-node factors; declare loopback_bw and loopback_lat on the <cluster> to give them the "
+               "intra-node fit",
+               where.c_str(), over_links.size(), example.c_str());
+  }
+  const NetworkFactors self = *this; // the callbacks outlive the profile object
+  auto* model = engine->get_netzone_root()->get_network_model();
+  model->set_lat_factor_cb([self](double size, const Host* src, const Host* dst, const std::vector<Link*>& links,
+                                  const std::unordered_set<NetZone*>&) {
+    return self.latency_factor(size, is_intra_node(src, dst, links));
+  });
+  model->set_bw_factor_cb([self](double size, const Host* src, const Host* dst, const std::vector<Link*>& links,
+                                 const std::unordered_set<NetZone*>&) {
+    return self.bandwidth_factor(size, is_intra_node(src, dst, links));
+  });
   XBT_DEBUG("%s: network factors by placement installed", where.c_str());
 }
 

@@ -320,6 +320,8 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   for (const auto& [k, v] : options.simgrid_config)
     config[k] = v;
   summary["simgrid_config"] = config;
+  if (!profile.network_factors().empty())
+    summary["network_factors"] = profile.network_factors().to_json();
   summary["simulated_time"] = simgrid::s4u::Engine::get_clock();
   summary["metrics"] = results.metrics();
   summary["metric_units"] = results.metric_units();

@@ -243,8 +243,9 @@ TEST_CASE("SizeFactors read SimGrid's factor syntax as SimGrid does", "[calibrat
   CHECK(f.at(65535) == 1.5);
   CHECK(f.at(65536) == 0.5);
   CHECK(f.at(1e12) == 0.5);
+  CHECK(simcore::SizeFactors::parse("2147483647:3", "x").at(2147483648.0) == 3); // SimGrid's int bound
   for (const std::string bad : {"", "0:1;", "x:1", "-1:2", "1.5:2", "0:0", "0:-1", "0:nan", "0:inf", "0", "0:1;0:2",
-                                "0:1e400", "10:2x"}) {
+                                "0:1e400", "10:2x", "2147483648:2", "99999999999:2"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(simcore::SizeFactors::parse(bad, "x"), simcore::InputError);
   }
@@ -258,8 +259,8 @@ TEST_CASE("CalibrationProfile: network factors by placement", "[calibration]")
       "p.json");
   const auto& nf = p.network_factors();
   CHECK_FALSE(p.empty());
-  CHECK(nf.has_latency());
-  CHECK(nf.has_bandwidth());
+  CHECK(nf.to_json() == json::parse(R"({"intra-node": {"latency": "0:2;1000:3", "bandwidth": "0:0.5"},
+                                         "inter-node": {"bandwidth": "0:0.25;65535:0.75"}})"));
   CHECK(nf.latency_factor(10, true) == 2);
   CHECK(nf.latency_factor(1001, true) == 3);
   CHECK(nf.latency_factor(1001, false) == 1); // not given for inter-node: 1
@@ -281,9 +282,9 @@ TEST_CASE("CalibrationProfile: network factors by placement", "[calibration]")
   CHECK_THAT(from_json_error(json::parse(R"({"simgrid_config": {"smpi/bw-factor": "0:1"},
                                              "network_factors": {"inter-node": {"bandwidth": "0:0.5"}}})")),
              Catch::Contains("p.json (simgrid_config.smpi/bw-factor): set beside network_factors"));
-  // Latency factors alone leave SimGrid's bandwidth factor to its configuration.
-  CHECK_NOTHROW(CalibrationProfile::from_json(
-      json::parse(R"({"simgrid_config": {"network/bandwidth-factor": "0.9"},
-                      "network_factors": {"inter-node": {"latency": "0:2"}}})"),
-      "p.json"));
+  // Both factors are installed whenever network_factors are (1 where not given): SimGrid's
+  // own bandwidth factor may not stand beside latency factors alone either.
+  CHECK_THAT(from_json_error(json::parse(R"({"simgrid_config": {"network/bandwidth-factor": "0.9"},
+                                             "network_factors": {"inter-node": {"latency": "0:2"}}})")),
+             Catch::Contains("p.json (simgrid_config.network/bandwidth-factor): set beside network_factors"));
 }

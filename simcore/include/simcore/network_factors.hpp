@@ -1,11 +1,13 @@
-/* Network factors by placement: SimGrid's latency and bandwidth factors over message size, in
- * its own syntax ("X:f;Y:g", that of network/latency-factor), one set for the messages within
- * a host and one for those between hosts. SimGrid's configuration holds a single set for every
+/* Network factors by placement: latency and bandwidth factors over message size in the syntax
+ * of SimGrid's smpi/lat-factor and smpi/bw-factor ("X:f;Y:g"), one set for the messages within
+ * a node and one for those between nodes. SimGrid's configuration holds a single set for every
  * message; these are applied through the network model's factor callbacks instead, which see
- * both ends of each message. */
+ * both ends of each message and its route. */
 #pragma once
 
 #include <nlohmann/json.hpp>
+
+#include <simgrid/forward.h>
 
 #include <optional>
 #include <string>
@@ -18,8 +20,8 @@ namespace simcore {
  *  factor of the largest threshold X below s (s > X); at or below the smallest, 1. */
 class SizeFactors {
 public:
-  /** Parses and checks `text`: thresholds whole bytes, each once; factors finite and > 0.
-   *  Throws InputError naming `where` and the entry. */
+  /** Parses and checks `text`: thresholds whole bytes up to 2147483647 (SimGrid reads them as
+   *  int), each once; factors finite and > 0. Throws InputError naming `where` and the entry. */
   static SizeFactors parse(const std::string& text, const std::string& where);
   double at(double size) const;
   const std::string& text() const { return text_; }
@@ -35,21 +37,34 @@ struct PlacementFactors {
   std::optional<SizeFactors> bandwidth;
 };
 
+/** A node's loopback: SimGrid's own `__loopback__` (the route within a host of a zone that
+ *  declares none) or the per-node `*_loopback` link of a <cluster> with loopback_bw. */
+bool is_loopback_link(const std::string& name);
+
 /** The profile's "network_factors": {"intra-node": {"latency": "...", "bandwidth": "..."},
- *  "inter-node": {...}}. A message from a host to itself is intra-node, any other inter-node. */
+ *  "inter-node": {...}}. A message from a host to itself over its loopback is intra-node, any
+ *  other inter-node (on a <cluster> without loopback_bw, a host reaches itself over its links
+ *  to the backbone: such a message takes the inter-node factors, as the links it crosses
+ *  carry the inter-node fit). A placement or a factor left out is 1. */
 class NetworkFactors {
 public:
+  /** Whether a message from `src` to `dst` over `links` (its route, as SimGrid gives it to the
+   *  callbacks or Host::route_to, which leaves out `__loopback__`) is intra-node. */
+  static bool is_intra_node(const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst,
+                            const std::vector<simgrid::s4u::Link*>& links);
   /** Throws InputError naming `where` (the profile) for anything but the form above. */
   static NetworkFactors from_json(const nlohmann::json& j, const std::string& where);
   bool empty() const { return !intra_ && !inter_; }
-  bool has_latency() const;
-  bool has_bandwidth() const;
-  double latency_factor(double size, bool same_host) const;
-  double bandwidth_factor(double size, bool same_host) const;
+  double latency_factor(double size, bool intra_node) const;
+  double bandwidth_factor(double size, bool intra_node) const;
+  /** As in the profile (the strings as given). */
+  nlohmann::json to_json() const;
   /** Hands the factors to the loaded platform's network model (after the platform is loaded,
-   *  before the simulation runs). SimGrid refuses them when network/latency-factor or
-   *  network/bandwidth-factor (under network/model SMPI: smpi/lat-factor, smpi/bw-factor) is
-   *  configured too: an InputError naming `where` says so. */
+   *  before the simulation runs), both factors always (1 where not given). Throws InputError
+   *  naming `where` when network/latency-factor, network/bandwidth-factor, smpi/lat-factor or
+   *  smpi/bw-factor is configured too (SimGrid takes its own factors or these, not both).
+   *  Warns when intra-node factors are given and some host reaches itself over links that are
+   *  not a loopback. */
   void install(const std::string& where) const;
 
 private:
