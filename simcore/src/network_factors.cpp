@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <stdexcept>
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(simcore_network_factors, simcore, "network factors by placement");
 
@@ -177,14 +178,19 @@ void NetworkFactors::install(const std::string& where) const
   }
   const NetworkFactors self = *this; // the callbacks outlive the profile object
   auto* model = engine->get_netzone_root()->get_network_model();
-  model->set_lat_factor_cb([self](double size, const Host* src, const Host* dst, const std::vector<Link*>& links,
-                                  const std::unordered_set<NetZone*>&) {
-    return self.latency_factor(size, is_intra_node(src, dst, links));
-  });
-  model->set_bw_factor_cb([self](double size, const Host* src, const Host* dst, const std::vector<Link*>& links,
-                                 const std::unordered_set<NetZone*>&) {
-    return self.bandwidth_factor(size, is_intra_node(src, dst, links));
-  });
+  try {
+    model->set_lat_factor_cb([self](double size, const Host* src, const Host* dst, const std::vector<Link*>& links,
+                                    const std::unordered_set<NetZone*>&) {
+      return self.latency_factor(size, is_intra_node(src, dst, links));
+    });
+    model->set_bw_factor_cb([self](double size, const Host* src, const Host* dst, const std::vector<Link*>& links,
+                                   const std::unordered_set<NetZone*>&) {
+      return self.bandwidth_factor(size, is_intra_node(src, dst, links));
+    });
+  } catch (const std::invalid_argument& e) { // SimGrid's own check, should the one above miss a case
+    throw InputError(where + " (network_factors)", std::string("SimGrid refused them (") + e.what() +
+                                                       "); expected its configured factors left unset");
+  }
   XBT_DEBUG("%s: network factors by placement installed", where.c_str());
 }
 
