@@ -1341,6 +1341,20 @@ def test_on_a_cluster_messages_within_a_node_follow_the_intra_node_fit_over_its_
     assert summary["network_factors"] == json.loads(profiles["both"].read_text())["network_factors"]
 
 
+def test_a_factor_left_out_of_network_factors_is_one(tmp_path):
+    """Both callbacks are installed whenever network_factors are: a bandwidth factor given for
+    neither placement is 1, not the default model's 0.97 (LV08), as the README says."""
+    platform = ROOT / "platforms" / "two_nodes.xml"
+    params = {"ranks_per_node": 1, "local_cells": "1,500,500", "periodic": "false", "variables": 1,
+              "iterations": 1, "flops_per_cell": 0, "mode": "smpi"}
+    times = {}
+    for name, factors in (("latency-only", {"latency": "0:1"}), ("both", {"latency": "0:1", "bandwidth": "0:1"})):
+        profile = tmp_path / (name + ".json")
+        profile.write_text(json.dumps({"schema": "simcore-profile/1", "network_factors": {"inter-node": factors}}))
+        times[name] = run_halo(tmp_path, name, params, profile, platform=platform)
+    assert times["latency-only"] == times["both"]
+
+
 def test_the_halo_models_own_predictions_see_network_factors(tmp_path):
     """The halo model's dynamic policy predicts each route's time with the network's factors. A
     profile whose network_factors are all 1 under the default model (LV08, whose configured
