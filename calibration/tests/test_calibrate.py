@@ -1341,6 +1341,35 @@ def test_on_a_cluster_messages_within_a_node_follow_the_intra_node_fit_over_its_
     assert summary["network_factors"] == json.loads(profiles["both"].read_text())["network_factors"]
 
 
+SHIPPED_CLUSTERS = ("small_cluster.xml", "two_clusters.xml", "fat_tree.xml", "fat_tree_144.xml", "large_cluster.xml")
+
+
+def test_on_the_shipped_clusters_messages_within_a_node_follow_the_intra_node_fit(tmp_path):
+    """Every shipped platform whose nodes hold several cores declares a loopback per node: with a
+    profile of both placements, two ranks on one of its nodes take exactly what they take on
+    single_node.xml with the intra-node profile alone (the profile's loopback values replace the
+    platform's), and no run warns that a host reaches itself over its NIC links."""
+    intra, inter = tmp_path / "intra.h5", tmp_path / "inter.h5"
+    write_synthetic_network(intra, POWERS, two_segment_law(0.4e-6, 8e9, 65536, 4e-6, 2e10), placement="intra-node")
+    write_synthetic_network(inter, POWERS, two_segment_law(2e-6, 3e9, 16384, 9e-6, 1e10), placement="inter-node")
+    profiles = {}
+    for name, traces in (("both", (intra, inter)), ("intra", (intra,))):
+        (tmp_path / name).mkdir()
+        profiles[name] = tmp_path / (name + ".json")
+        profiles[name].write_text(json.dumps(fitted(tmp_path / name, *traces)))
+    within = {"ranks_per_node": 2, "local_cells": "1,128,128", "periodic": "false", "variables": 1, "iterations": 1,
+              "flops_per_cell": 0, "mode": "smpi"}
+    expected = run_halo(tmp_path, "single", within, profiles["intra"])
+    for platform in SHIPPED_CLUSTERS:
+        name = platform.split(".")[0]
+        assert run_halo(tmp_path, name, within, profiles["both"], platform=ROOT / "platforms" / platform) == \
+            pytest.approx(expected, rel=1e-9), platform
+        res = subprocess.run([SIMCORE, "run", str(tmp_path / f"halo_{name}.xml"), "--out", str(tmp_path / (name + "2"))],
+                             capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+        assert "reach themselves over links" not in res.stderr, platform
+
+
 def test_a_factor_left_out_of_network_factors_is_one(tmp_path):
     """Both callbacks are installed whenever network_factors are: a bandwidth factor given for
     neither placement is 1, not the default model's 0.97 (LV08), as the README says."""

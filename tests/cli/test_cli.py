@@ -181,12 +181,12 @@ def test_models_json(tmp_path):
 def test_platform_fat_tree(tmp_path):
     path = SOURCE_DIR / "platforms" / "fat_tree.xml"
     out = simcore("platform", path, cwd=tmp_path, check_rc=0).stdout
-    assert out.splitlines()[0] == "%s: 64 hosts, 2048 cores, 81.92 Tflop/s total, 193 links, 1 zones" % path
+    assert out.splitlines()[0] == "%s: 64 hosts, 2048 cores, 81.92 Tflop/s total, 257 links, 1 zones" % path
     assert "  ... and 44 more" in out  # 20 of the 64 hosts are listed
     d = json.loads(simcore("platform", path, "--json", cwd=tmp_path, check_rc=0).stdout)
     assert d["totals"]["hosts"] == 64
     assert d["totals"]["cores"] == 2048
-    assert d["totals"]["links"] == 193
+    assert d["totals"]["links"] == 257
     assert len(d["hosts"]) == 64
     assert {h["speed"] for h in d["hosts"]} == {40e9}
     assert {h["cores"] for h in d["hosts"]} == {32}
@@ -195,8 +195,8 @@ def test_platform_fat_tree(tmp_path):
 
 @pytest.mark.parametrize("platform,hosts,cores,links,zones", [
     ("star.xml", 17, 17, 35, 1),
-    ("small_cluster.xml", 16, 128, 34, 1),
-    ("two_clusters.xml", 40, 640, 84, 3),
+    ("small_cluster.xml", 16, 128, 50, 1),
+    ("two_clusters.xml", 40, 640, 124, 3),
 ])
 def test_platform_totals(tmp_path, platform, hosts, cores, links, zones):
     d = json.loads(simcore("platform", "--json", SOURCE_DIR / "platforms" / platform, cwd=tmp_path, check_rc=0).stdout)

@@ -84,7 +84,7 @@ TEST_CASE("platform small_cluster.xml: 16 hosts of 8 cores", "[platform]")
   CHECK(t["hosts"] == 16);
   CHECK(t["cores"] == 128);
   CHECK(t["speed"] == 128 * 50e9);
-  CHECK(t["links"] == 34); // 16 x (UP + DOWN), the backbone, __loopback__
+  CHECK(t["links"] == 50); // 16 x (UP + DOWN + loopback), the backbone, __loopback__
   CHECK(t["zones"] == 1);
   for (const auto& h : d["hosts"]) {
     CHECK(h["cores"] == 8);
@@ -93,6 +93,12 @@ TEST_CASE("platform small_cluster.xml: 16 hosts of 8 cores", "[platform]")
   const auto backbone = link_named(d, "small_backbone");
   CHECK(backbone["bandwidth"] == 100e9);
   CHECK(backbone["latency"].get<double>() == Approx(500e-9).epsilon(1e-12));
+  // Each node's ranks talk through its loopback, not its NIC link (the intra-node fit of this
+  // machine's ping-pong, rounded).
+  const auto loopback = link_named(d, "small_link_3_loopback");
+  CHECK(loopback["bandwidth"] == 13e9);
+  CHECK(loopback["latency"].get<double>() == Approx(160e-9).epsilon(1e-12));
+  CHECK(loopback["sharing"] == "fatpipe");
 }
 
 TEST_CASE("platform two_clusters.xml: 40 hosts in two zones", "[platform]")
@@ -101,7 +107,7 @@ TEST_CASE("platform two_clusters.xml: 40 hosts in two zones", "[platform]")
   const auto& t = d["totals"];
   CHECK(t["hosts"] == 40);
   CHECK(t["cores"] == 640);
-  CHECK(t["links"] == 84); // 40 x (UP + DOWN), 2 backbones, inter-cluster, __loopback__
+  CHECK(t["links"] == 124); // 40 x (UP + DOWN + loopback), 2 backbones, inter-cluster, __loopback__
   CHECK(t["zones"] == 3);
   CHECK(d["zones"]["name"] == "world");
   CHECK(d["zones"]["hosts"] == 40); // hosts of a zone include those of its sub-zones
@@ -122,10 +128,10 @@ TEST_CASE("platform fat_tree.xml: 64 hosts of 32 cores", "[platform]")
   CHECK(t["hosts"] == 64);
   CHECK(t["cores"] == 2048);
   CHECK(t["speed"] == 2048 * 40e9);
-  CHECK(t["links"] == 193); // (64 node links + 8 leaves x 4 spines) x (UP + DOWN), __loopback__
+  CHECK(t["links"] == 257); // (64 node links + 8 leaves x 4 spines) x (UP + DOWN), 64 loopbacks, __loopback__
   CHECK(t["zones"] == 1);
   CHECK(d["hosts"].size() == 64);
-  CHECK(d["links"].size() == 193);
+  CHECK(d["links"].size() == 257);
 }
 
 TEST_CASE("platform: an unknown unit in a host speed is bad input with file:line", "[platform]")
