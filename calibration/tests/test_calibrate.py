@@ -167,6 +167,99 @@ def test_bad_traces_are_refused(tmp_path, make, message):
     assert not out.exists()
 
 
+def _array_root_attribute(f):
+    f.attrs["host"] = np.array([b"node-a"] * 1000)
+
+
+def _list_of_texts(f):
+    f["pingpong"].attrs["placement"] = ["intra-node"] * 64
+
+
+def _two_fixed_texts(f):
+    f["pingpong"].attrs["placement"] = np.array([b"intra-node", b"inter-node"])
+
+
+def _unit_as_list(f):
+    f["pingpong/round_trip"].attrs["unit"] = ["s", "s"]
+
+
+def _boolean(f):
+    f["pingpong"].attrs["flag"] = True
+
+
+@pytest.mark.parametrize("spoil, where, message", [
+    (_array_root_attribute, "(root)", "attribute 'host' holds 1000 values"),  # read past one value: a crash
+    (_list_of_texts, "(pingpong)", "attribute 'placement' holds 64 values"),  # looped for ever
+    (_two_fixed_texts, "(pingpong)", "attribute 'placement' holds 2 values"),  # fitted as the first
+    (_unit_as_list, "(pingpong) (dataset round_trip)", "attribute 'unit' holds 2 values"),
+    (_boolean, "(pingpong)", "attribute 'flag' is neither text nor a number (HDF5: an enum (h5py's bool is one))"),
+])
+def test_attributes_of_more_than_one_value_or_of_no_known_kind_are_refused(tmp_path, spoil, where, message):
+    """h5py stores a list as an array attribute: the reader once read such a root attribute into
+    room for one value (a segmentation fault), looped on a list of texts, and fitted two
+    placements as the first. Each is bad input now, naming the file, the object and the
+    attribute; nothing is written."""
+    trace = tmp_path / "bad.h5"
+    write_synthetic_pingpong(trace, 2e-6, 1e9)
+    with h5py.File(trace, "a") as f:
+        spoil(f)
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 2, res.stderr
+    assert f"{trace} {where}: {message}; expected one value, a text or a number" in res.stderr
+    assert not out.exists()
+
+
+def test_numeric_attributes_are_read_as_their_numbers(tmp_path):
+    """A parameter h5py writes as a number (miss_rate = 0.9) was dropped: the profile said "?"
+    and traces of different workloads were pooled. Numbers now read as text that reads back to
+    the same value: integers exactly, floats in the fewest digits that do."""
+    a, b = tmp_path / "a.h5", tmp_path / "b.h5"
+    write_synthetic_hash(a, 1e8, 2e8, 100e-9)
+    write_synthetic_hash(b, 1e8, 2e8, 100e-9)
+    for path, miss in ((a, 0.9), (b, 0.5)):
+        with h5py.File(path, "a") as f:
+            f["hash_table"].attrs["miss_rate"] = miss
+            f["hash_table"].attrs["buckets"] = np.int64(2 ** 40 + 1)
+    doc = fitted(tmp_path, a)["rates"]["hash_lookup_rate"]["doc"]
+    assert "90 % misses" in doc or "0.9" in doc, doc
+    json_trace = tmp_path / "a.json"
+    subprocess.run([str(BIN / "calib_trace_convert"), str(a), "-o", str(json_trace)], check=True)
+    params = json.loads(json_trace.read_text())["benchmarks"]["hash_table"]["parameters"]
+    assert params["miss_rate"] == "0.9" and params["buckets"] == str(2 ** 40 + 1)
+    res, out = calibrate(tmp_path, a, b)
+    assert res.returncode == 2 and "expected the same workload on every node of a host type" in res.stderr
+
+
+def test_the_profile_never_replaces_a_trace_or_a_folder(tmp_path):
+    """-o naming one of the traces once replaced its measurements with the profile's JSON, and
+    -o naming a folder ended with an internal error (exit 1)."""
+    trace = tmp_path / "s.h5"
+    write_synthetic_pingpong(trace, 2e-6, 1e9)
+    before = trace.read_bytes()
+    for out, message in ((trace, f"-o {trace} is also a trace to fit ({trace})"),
+                         (tmp_path, f"{tmp_path}: is a folder; expected the path of a file to write")):
+        res = subprocess.run([SIMCORE, "calibrate", str(trace), "-o", str(out)], capture_output=True, text=True)
+        assert res.returncode == 2 and message in res.stderr, res.stderr
+    assert trace.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.h5"]
+
+
+@pytest.mark.parametrize("benchmark, dataset, message", [
+    ("pingpong", "copy/bandwidth", "dataset 'copy/bandwidth'; expected a name that is not empty, not '.', without '/'"),
+    ("a/b", "size", "benchmark 'a/b'; expected a name"),
+    ("pingpong", "", "dataset ''; expected a name"),
+])
+def test_trace_convert_refuses_names_hdf5_cannot_hold(tmp_path, benchmark, dataset, message):
+    """A name with '/' or an empty one made HDF5 fail with its error stack and exit 1."""
+    src = tmp_path / "bad.json"
+    src.write_text(json.dumps({"attributes": {"schema": "simcore-calibration-trace/1"}, "benchmarks": {
+        benchmark: {"parameters": {}, "datasets": {dataset: {"unit": "B", "shape": [1], "values": [1]}}}}}))
+    out = tmp_path / "out.h5"
+    res = subprocess.run([str(BIN / "calib_trace_convert"), str(src), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 2 and message in res.stderr and "HDF5-DIAG" not in res.stderr, res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json"]
+
+
 def test_calibrate_needs_traces_and_an_output(tmp_path):
     res = subprocess.run([SIMCORE, "calibrate"], capture_output=True, text=True)
     assert res.returncode == 2 and "expected simcore calibrate TRACE.h5... -o PROFILE.json" in res.stderr
@@ -424,7 +517,9 @@ def test_default_pattern_applies_the_pingping_fit(tmp_path):
     assert lat == pytest.approx(PI_LAT, rel=1e-6) and bw == pytest.approx(PI_BW, rel=1e-6)
     assert p["rates"]["network_latency"]["value"] == pytest.approx(PI_LAT, rel=1e-6)
     assert p["rates"]["network_bandwidth"]["value"] == pytest.approx(PI_BW, rel=1e-6)
-    assert p["simgrid_config"]["smpi/lat-factor"] == "0:1" and p["simgrid_config"]["smpi/bw-factor"] == "0:1"
+    assert p["network_factors"] == {"inter-node": {"latency": "0:1", "bandwidth": "0:1"}}
+    assert not {"smpi/lat-factor", "smpi/bw-factor"} & set(p["simgrid_config"])
+    assert p["simgrid_config"]["network/crosstraffic"] == "0"  # ping-ping holds the reverse traffic
     # The ping-pong fit, not applied, kept for comparison.
     other = q["pingpong_fit_not_applied"]
     assert len(other["segments"]) == 1
@@ -536,7 +631,8 @@ def test_smpi_factor_bounds_of_a_two_segment_fit(tmp_path):
     assert q["protocol_switch"] == 65536.0
     cfg = p["simgrid_config"]
     assert cfg["network/model"] == "SMPI"
-    lat_f, bw_f = parse_factors(cfg["smpi/lat-factor"]), parse_factors(cfg["smpi/bw-factor"])
+    nf = p["network_factors"]["inter-node"]
+    lat_f, bw_f = parse_factors(nf["latency"]), parse_factors(nf["bandwidth"])
     # SMPI applies "X:f" to messages larger than X: the segment from 65536 B is written 65535.
     assert [s for s, _ in lat_f] == [65535.0, 0.0]
     assert [s for s, _ in bw_f] == [65535.0, 0.0]
@@ -1157,8 +1253,8 @@ def test_a_time_that_falls_with_size_gives_a_flat_segment_the_simulation_follows
     segs = p["quality"]["network"]["segments"]
     assert all(seg["bandwidth"] >= 0 and seg["latency"] >= 0 for seg in segs)
     lat, bw = link_of(p)
-    lat_f = parse_factors(p["simgrid_config"]["smpi/lat-factor"])
-    bw_f = parse_factors(p["simgrid_config"]["smpi/bw-factor"])
+    lat_f = parse_factors(p["network_factors"]["inter-node"]["latency"])
+    bw_f = parse_factors(p["network_factors"]["inter-node"]["bandwidth"])
     # What SMPI computes from the factors is what the fitted segments say, at every size.
     for s in sizes:
         lf = next(f for bound, f in lat_f if s > bound or bound == 0)
@@ -1255,8 +1351,8 @@ def test_a_profile_of_both_placements_predicts_each_as_its_own_profile_does(tmp_
     both = fits["both"]
     assert not {"smpi/lat-factor", "smpi/bw-factor"} & set(both["simgrid_config"])
     for placement, alone in (("intra-node", fits["intra"]), ("inter-node", fits["inter"])):
-        assert both["network_factors"][placement] == {"latency": alone["simgrid_config"]["smpi/lat-factor"],
-                                                      "bandwidth": alone["simgrid_config"]["smpi/bw-factor"]}
+        assert both["network_factors"][placement] == alone["network_factors"][placement]
+        assert list(alone["network_factors"]) == [placement]
     assert "note" not in both["quality"]["network_intra_node"]
     platform = ROOT / "platforms" / "two_nodes.xml"
     for cells in (4, 16, 64, 128, 256, 500):  # faces of 8 x cells^2 bytes
@@ -1368,6 +1464,52 @@ def test_on_the_shipped_clusters_messages_within_a_node_follow_the_intra_node_fi
                              capture_output=True, text=True)
         assert res.returncode == 0, res.stderr
         assert "reach themselves over links" not in res.stderr, platform
+
+
+def test_a_profile_of_one_placement_leaves_the_other_placement_alone(tmp_path):
+    """A profile fitted within a node carries its factors for messages within a host only:
+    SimGrid's smpi/*-factor would scale every message, and this machine's intra-node fit (a
+    latency factor of 1425 from 6 MB on) once made a 2 MB face between two nodes take 157 ms
+    instead of 45. Between two nodes such a profile gives what SMPI's network model gives with
+    factors of 1 and no profile, at every face size; within a node it changes the time."""
+    intra = tmp_path / "intra.h5"
+    write_synthetic_network(intra, POWERS, two_segment_law(0.4e-6, 8e9, 65536, 40e-6, 2e10), placement="intra-node")
+    profile = tmp_path / "intra.json"
+    profile.write_text(json.dumps(fitted(tmp_path, intra)))
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps({"schema": "simcore-profile/1", "simgrid_config": {
+        "network/model": "SMPI", "smpi/lat-factor": "0:1", "smpi/bw-factor": "0:1"}}))
+    platform = ROOT / "platforms" / "two_nodes.xml"
+    for cells in (16, 128, 512):
+        params = {"local_cells": f"1,{cells},{cells}", "periodic": "false", "variables": 1, "iterations": 1,
+                  "flops_per_cell": 0, "mode": "smpi"}
+        across = dict(params, ranks_per_node=1)
+        assert run_halo(tmp_path, f"intra-across-{cells}", across, profile, platform=platform) == \
+            pytest.approx(run_halo(tmp_path, f"plain-across-{cells}", across, plain, platform=platform), rel=1e-12)
+        within = dict(params, ranks_per_node=2)
+        assert run_halo(tmp_path, f"intra-within-{cells}", within, profile, platform=platform) != \
+            pytest.approx(run_halo(tmp_path, f"plain-within-{cells}", within, plain, platform=platform), rel=1e-3)
+
+
+def test_a_simulated_exchange_between_two_nodes_takes_the_fitted_ping_ping_time(tmp_path):
+    """Ping-ping times include what the traffic the other way costs: the profile turns off
+    SimGrid's cross-traffic, which charged each message 5 % of the reverse one on top. A halo
+    exchange of one face each way between the two hosts of two_nodes.xml then takes the fitted
+    law's time for the face, on both sides of the protocol switch (before: 655 kB took 88.8 us
+    against the law's 85.5)."""
+    law = two_segment_law(5e-6, 5e9, 65536, 20e-6, 1e10)
+    trace = tmp_path / "inter.h5"
+    write_synthetic_network(trace, POWERS, law, law, placement="inter-node")
+    p = fitted(tmp_path, trace)
+    assert p["simgrid_config"]["network/crosstraffic"] == "0"
+    profile = tmp_path / "inter.json"
+    profile.write_text(json.dumps(p))
+    for cells in (16, 64, 143, 286):  # faces of 2, 32, 164 and 655 kB
+        params = {"ranks_per_node": 1, "local_cells": f"1,{cells},{cells}", "periodic": "false", "variables": 1,
+                  "iterations": 1, "flops_per_cell": 0, "mode": "smpi"}
+        face = 8 * cells * cells
+        t = run_halo(tmp_path, f"exchange-{cells}", params, profile, platform=ROOT / "platforms" / "two_nodes.xml")
+        assert t == pytest.approx(float(law(face)), rel=2e-3), face
 
 
 def test_a_factor_left_out_of_network_factors_is_one(tmp_path):

@@ -9,10 +9,11 @@
 
 #include <simgrid/s4u/Engine.hpp>
 
-#include <cstdio>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -428,6 +429,12 @@ int cmd_calibrate(const std::vector<std::string>& args)
   if (!host_pattern.empty() && (options.host_match.empty() || options.host_match.back() != host_pattern))
     throw InputError("command line", "--hosts '" + host_pattern + "' is followed by no trace; expected --hosts REGEX "
                                      "TRACE.h5... (the pattern applies to the traces after it)");
+  for (const auto& t : traces) {
+    std::error_code ec;
+    if (t == out || std::filesystem::equivalent(t, out, ec))
+      throw InputError("command line", "-o " + out + " is also a trace to fit (" + t +
+                                           "); expected a new file for the profile, which would replace the trace");
+  }
   const auto profile = calibration::fit_profile(traces, options);
   simcore::write_file_atomically(out, profile.dump(2) + "\n");
   std::printf("%s: %s\n", out.c_str(), profile["name"].get<std::string>().c_str());

@@ -155,26 +155,33 @@ void NetworkFactors::install(const std::string& where) const
   }
   auto* engine = simgrid::s4u::Engine::get_instance();
   if (intra_) {
-    std::vector<std::string> over_links;
-    std::string example;
-    for (auto* h : engine->get_all_hosts()) {
-      std::vector<Link*> links;
-      double latency = 0;
-      h->route_to(h, links, &latency);
-      if (!is_intra_node(h, h, links)) {
-        if (example.empty()) {
-          example = h->get_name() + ":";
-          for (auto* l : links)
-            example += " " + l->get_name();
+    // Routes are complete once SimGrid seals the platform: a zone of one host without
+    // routes (single_node.xml) has no route table before that, and asking it for one crashed.
+    // The check runs when the simulation starts, after everything was added, and seals first
+    // (SimGrid seals once: the run's own sealing then does nothing).
+    simgrid::s4u::Engine::on_simulation_start_cb([where] {
+      simgrid::s4u::Engine::get_instance()->seal_platform();
+      std::vector<std::string> over_links;
+      std::string example;
+      for (auto* h : simgrid::s4u::Engine::get_instance()->get_all_hosts()) {
+        std::vector<Link*> links;
+        double latency = 0;
+        h->route_to(h, links, &latency);
+        if (!is_intra_node(h, h, links)) {
+          if (example.empty()) {
+            example = h->get_name() + ":";
+            for (auto* l : links)
+              example += " " + l->get_name();
+          }
+          over_links.push_back(h->get_name());
         }
-        over_links.push_back(h->get_name());
       }
-    }
-    if (!over_links.empty())
-      XBT_WARN("%s: %zu host(s) reach themselves over links, not a loopback (%s): their messages to themselves take "
-               "the inter-node factors; declare loopback_bw and loopback_lat on the <cluster> to give them the "
-               "intra-node fit",
-               where.c_str(), over_links.size(), example.c_str());
+      if (!over_links.empty())
+        XBT_WARN("%s: %zu host(s) reach themselves over links, not a loopback (%s): their messages to themselves "
+                 "take the inter-node factors; declare loopback_bw and loopback_lat on the <cluster> to give them "
+                 "the intra-node fit",
+                 where.c_str(), over_links.size(), example.c_str());
+    });
   }
   const NetworkFactors self = *this; // the callbacks outlive the profile object
   auto* model = engine->get_netzone_root()->get_network_model();

@@ -117,6 +117,8 @@ void write_trace_h5(const std::string& path, const Results& results)
 
 void write_file_atomically(const std::string& path, const std::string& text)
 {
+  if (fs::is_directory(path))
+    throw InputError(path, "is a folder; expected the path of a file to write");
   const std::string tmp = temp_name(path);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -133,7 +135,7 @@ void write_file_atomically(const std::string& path, const std::string& text)
   fs::rename(tmp, path, ec);
   if (ec) {
     std::remove(tmp.c_str());
-    throw InternalError("cannot rename " + tmp + " to " + path + ": " + ec.message());
+    throw InputError(path, "cannot replace the file (" + ec.message() + "); expected a path that may be written");
   }
 }
 
