@@ -7,6 +7,8 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace calibration {
 
@@ -27,6 +29,60 @@ inline const Dataset& need_dataset(const Benchmark& b, const std::string& name, 
   if (it == b.datasets.end())
     throw simcore::InputError(where, "no dataset '" + name + "'" + (expected.empty() ? "" : "; expected " + expected));
   return it->second;
+}
+
+/** What a dataset measures, and so the units the fitter takes for it. */
+enum class Quantity { kCount, kSeconds, kBytes, kBytesPerSecond, kPerSecond, kGflops };
+
+/** The units a quantity may be written in and the factor to the fitter's own (the first of
+ *  each list: what our benchmarks write). */
+inline const std::vector<std::pair<std::string, double>>& units_of(Quantity q)
+{
+  static const std::vector<std::pair<std::string, double>> count{{"", 1}, {"1", 1}},
+      seconds{{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"\u00b5s", 1e-6}, {"ns", 1e-9}},
+      bytes{{"B", 1}, {"kB", 1e3}, {"KiB", 1024.0}, {"MB", 1e6}, {"MiB", 1048576.0}, {"GB", 1e9}, {"GiB", 1073741824.0}},
+      bandwidth{{"Bps", 1},          {"B/s", 1},       {"kBps", 1e3},        {"kB/s", 1e3},
+                {"MBps", 1e6},       {"MB/s", 1e6},    {"GBps", 1e9},        {"GB/s", 1e9},
+                {"KiBps", 1024.0},   {"KiB/s", 1024.0}, {"MiBps", 1048576.0}, {"MiB/s", 1048576.0},
+                {"GiBps", 1073741824.0}, {"GiB/s", 1073741824.0}},
+      per_second{{"1/s", 1}, {"/s", 1}, {"Hz", 1}},
+      gflops{{"Gflop/s", 1}, {"flop/s", 1e-9}, {"Mflop/s", 1e-3}, {"Tflop/s", 1e3}};
+  switch (q) {
+    case Quantity::kCount: return count;
+    case Quantity::kSeconds: return seconds;
+    case Quantity::kBytes: return bytes;
+    case Quantity::kBytesPerSecond: return bandwidth;
+    case Quantity::kPerSecond: return per_second;
+    case Quantity::kGflops: break;
+  }
+  return gflops;
+}
+
+/** `d` in the fitter's unit for `q` (its "unit" attribute read and the values scaled);
+ *  simcore::InputError at `where` naming the dataset when the unit is not one of q's. */
+inline Dataset in_unit(const Dataset& d, Quantity q, const std::string& where, const std::string& name)
+{
+  const auto& units = units_of(q);
+  for (const auto& [unit, factor] : units)
+    if (d.unit == unit) {
+      Dataset out = d;
+      if (factor != 1)
+        for (double& v : out.values)
+          v *= factor;
+      out.unit = units.front().first;
+      return out;
+    }
+  std::string list;
+  for (const auto& [unit, factor] : units)
+    list += (list.empty() ? "" : ", ") + (unit.empty() ? std::string("none") : "'" + unit + "'");
+  throw simcore::InputError(where, "dataset '" + name + "' has unit '" + d.unit + "'; expected " + list);
+}
+
+/** need_dataset, in the fitter's unit for `q`. */
+inline Dataset need_in(const Benchmark& b, const std::string& name, Quantity q, const std::string& where,
+                       const std::string& expected = "")
+{
+  return in_unit(need_dataset(b, name, where, expected), q, where, name);
 }
 
 } // namespace calibration

@@ -25,9 +25,9 @@ nlohmann::ordered_json quality_json(const FitQuality& q)
   return {{"r2", q.r2}, {"max_rel_error", q.max_rel_error}, {"median_rel_error", q.median_rel_error}};
 }
 
-const Dataset& need(const Benchmark& b, const std::string& name, const std::string& path)
+Dataset need(const Benchmark& b, const std::string& name, Quantity q, const std::string& path)
 {
-  return need_dataset(b, name, path + " (" + b.name + ")");
+  return need_in(b, name, q, path + " (" + b.name + ")");
 }
 
 double median_row(const Dataset& d, std::size_t r)
@@ -132,8 +132,8 @@ void median_per_size(std::vector<double> sizes, std::vector<double> times, std::
 void samples_by_size(const Benchmark& b, const std::string& name, double scale, const std::string& where,
                      std::vector<double>& sizes, std::vector<double>& times)
 {
-  const Dataset& size = need(b, "size", where);
-  const Dataset& time = need(b, name, where); // `where`: the trace's path
+  const Dataset size = need(b, "size", Quantity::kBytes, where);
+  const Dataset time = need(b, name, Quantity::kSeconds, where); // `where`: the trace's path
   if (time.rows() == 0 || time.rows() != size.rows() || time.values.size() != time.rows() * time.cols())
     throw simcore::InputError(where + " (" + b.name + ")",
                               "dataset '" + name + "' has " + std::to_string(time.rows()) + " rows for " +
@@ -314,8 +314,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
                                                         "writes both");
       } else if (name == "dgemm") {
         // Dense compute rate of one core: the median over repetitions at the largest size.
-        const Dataset& size = need(b, "size", path);
-        const Dataset& gflops = need(b, "gflops", path);
+        const Dataset size = need(b, "size", Quantity::kCount, path);
+        const Dataset gflops = need(b, "gflops", Quantity::kGflops, path);
         if (size.rows() == 0 || gflops.rows() != size.rows() || gflops.values.size() != gflops.rows() * gflops.cols())
           throw simcore::InputError(path + " (dgemm)", "dataset 'gflops' has " + std::to_string(gflops.rows()) +
                                                            " rows for " + std::to_string(size.rows()) +
@@ -353,9 +353,9 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         quality["compute"].push_back(c);
         fitted = true;
       } else if (name == "stream") {
-        const Dataset& threads = need(b, "threads", path);
-        const Dataset& copy = need(b, "copy_bandwidth", path);
-        const Dataset& triad = need(b, "triad_bandwidth", path);
+        const Dataset threads = need(b, "threads", Quantity::kCount, path);
+        const Dataset copy = need(b, "copy_bandwidth", Quantity::kBytesPerSecond, path);
+        const Dataset triad = need(b, "triad_bandwidth", Quantity::kBytesPerSecond, path);
         const std::string where = path + " (stream)";
         if (threads.rows() == 0 || threads.values.size() != threads.rows())
           throw simcore::InputError(where, "dataset 'threads' has " + std::to_string(threads.values.size()) +
@@ -385,7 +385,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
       } else if (name == "hash_table") {
         // Memory-bound lookups: the pipelined SIMD table's rate (the row named so), and the
         // random cache lines one core reads per second with misses overlapped.
-        const Dataset& rate = need(b, "lookup_rate", path);
+        const Dataset rate = need(b, "lookup_rate", Quantity::kPerSecond, path);
         const auto structures = b.parameters.count("structures") ? b.parameters.at("structures") : "";
         std::size_t row = 0, k = 0;
         bool named = false;
@@ -414,7 +414,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         }
         ts.lookups.add(median_row(rate, row), path);
         if (b.datasets.count("random_line_rate") && !b.datasets.at("random_line_rate").values.empty()) {
-          const Dataset& lines = b.datasets.at("random_line_rate");
+          const Dataset lines = need(b, "random_line_rate", Quantity::kPerSecond, path);
           need_positive(lines, lines.rows(), path + " (hash_table)", "random_line_rate", "cache lines per second");
           ts.lines.add(*std::max_element(lines.values.begin(), lines.values.end()), path);
           ts.latency.add(1.0 / lines.values.front(), path);

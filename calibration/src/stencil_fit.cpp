@@ -17,9 +17,9 @@ namespace {
 
 std::string number(double v) { return profile_number(v); }
 
-const Dataset& need(const Benchmark& b, const std::string& name, const std::string& where)
+Dataset need(const Benchmark& b, const std::string& name, Quantity q, const std::string& where)
 {
-  return need_dataset(b, name, where, "calib_stencil's cells, seconds, cell_rate");
+  return need_in(b, name, q, where, "calib_stencil's cells, seconds, cell_rate");
 }
 
 std::string parameter(const Benchmark& b, const std::string& name)
@@ -33,8 +33,8 @@ std::string parameter(const Benchmark& b, const std::string& name)
 StencilFit fit_stencil(const Benchmark& b, const std::string& path)
 {
   const std::string where = path + " (" + b.name + ")";
-  const Dataset& cells = need(b, "cells", where);
-  const Dataset& rate = need(b, "cell_rate", where);
+  const Dataset cells = need(b, "cells", Quantity::kCount, where);
+  const Dataset rate = need(b, "cell_rate", Quantity::kPerSecond, where);
   if (cells.rows() == 0 || rate.rows() != cells.rows() || rate.cols() == 0 ||
       rate.values.size() != rate.rows() * rate.cols())
     throw simcore::InputError(where, "dataset 'cell_rate' has " + std::to_string(rate.rows()) + " rows for " +

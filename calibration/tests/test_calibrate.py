@@ -260,6 +260,58 @@ def test_trace_convert_refuses_names_hdf5_cannot_hold(tmp_path, benchmark, datas
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json"]
 
 
+def test_units_are_read_and_converted(tmp_path):
+    """The fitter reads each dataset's unit: times in us and bandwidths in GB/s give the profile
+    that s and B/s give (it once took 2 us as 2 s and 5 GB/s as 5 B/s)."""
+    law = two_segment_law(1e-6, 5e9, 65536, 1e-5, 1e10)
+    si, scaled = tmp_path / "si.h5", tmp_path / "scaled.h5"
+    write_synthetic_network(si, POWERS, law, law)
+    write_synthetic_network(scaled, POWERS, law, law)
+    stream_si = tmp_path / "stream_si.h5"
+    write_synthetic_stream(stream_si, 2e10, 3e10)
+    with h5py.File(scaled, "a") as f:
+        for group, name in (("pingpong", "round_trip"), ("pingping", "time")):
+            d = f[group][name]
+            d[...] = d[()] * 1e6
+            d.attrs["unit"] = "us"
+        f["pingpong/size"][...] = f["pingpong/size"][()] / 1024
+        f["pingpong/size"].attrs["unit"] = "KiB"
+        f["pingping/size"][...] = f["pingping/size"][()] / 1024
+        f["pingping/size"].attrs["unit"] = "KiB"
+    stream_gb = tmp_path / "stream_gb.h5"
+    write_synthetic_stream(stream_gb, 2e10, 3e10)
+    with h5py.File(stream_gb, "a") as f:
+        for name in ("copy_bandwidth", "triad_bandwidth"):
+            d = f["stream"][name]
+            d[...] = d[()] / 1e9
+            d.attrs["unit"] = "GB/s"
+    a = fitted(tmp_path, si, stream_si)
+    (tmp_path / "b").mkdir()
+    b = fitted(tmp_path / "b", scaled, stream_gb)
+    assert b["network_factors"] == a["network_factors"]
+    for x, y in zip(a["quality"]["network"]["segments"], b["quality"]["network"]["segments"]):
+        assert y["from"] == x["from"]
+        assert y["latency"] == pytest.approx(x["latency"], rel=1e-9)
+        assert y["bandwidth"] == pytest.approx(x["bandwidth"], rel=1e-9)
+    assert b["rates"]["memcpy_bandwidth"]["value"] == pytest.approx(a["rates"]["memcpy_bandwidth"]["value"], rel=1e-9)
+
+
+@pytest.mark.parametrize("dataset, unit, expected", [
+    ("round_trip", "fortnights", "expected 's', 'ms', 'us', '\u00b5s', 'ns'"),
+    ("round_trip", "", "expected 's', 'ms'"),  # a time without a unit
+    ("size", "bytes", "expected 'B', 'kB', 'KiB', 'MB', 'MiB', 'GB', 'GiB'"),
+])
+def test_a_unit_the_fitter_does_not_know_is_refused(tmp_path, dataset, unit, expected):
+    trace = tmp_path / "net.h5"
+    write_synthetic_network(trace, POWERS, pingpong_law)
+    with h5py.File(trace, "a") as f:
+        f["pingpong"][dataset].attrs["unit"] = unit
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 2
+    assert f"{trace} (pingpong): dataset '{dataset}' has unit '{unit}'; {expected}" in res.stderr, res.stderr
+    assert not out.exists()
+
+
 def test_calibrate_needs_traces_and_an_output(tmp_path):
     res = subprocess.run([SIMCORE, "calibrate"], capture_output=True, text=True)
     assert res.returncode == 2 and "expected simcore calibrate TRACE.h5... -o PROFILE.json" in res.stderr
@@ -391,7 +443,7 @@ def test_bad_stencil_traces_are_refused(tmp_path, rates, message):
         f.attrs["schema"] = "simcore-calibration-trace/1"
         g = f.create_group("stencil")
         g.create_dataset("cells", data=[8.0, 16.0])
-        g.create_dataset("cell_rate", data=np.asarray(rates))
+        g.create_dataset("cell_rate", data=np.asarray(rates)).attrs["unit"] = "1/s"
     res, out = calibrate(tmp_path, trace)
     assert res.returncode == 2
     assert str(trace) + " (stencil)" in res.stderr and message in res.stderr
