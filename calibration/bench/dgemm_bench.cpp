@@ -97,7 +97,7 @@ int main(int argc, char** argv)
   std::printf("\nbest DGEMM rate: %.1f %% of the measured peak%s\n", 100 * best / measured_peak,
               peak > 0 ? (", " + std::to_string(100 * best / peak) + " % of the nominal one").c_str() : "");
   calibration::Trace trace;
-  trace.attributes = calibration::machine_attributes();
+  trace.attributes = calibration::machine_attributes(SIMCORE_BENCH_FLAGS);
   calibration::Benchmark bm{"dgemm",
                             {{"path", calibration::dgemm_fast_path()},
                              {"threads", "1"},

@@ -368,7 +368,7 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
     std::printf("  the structures disagree on the number of hits\n");
 
   calibration::Trace trace;
-  trace.attributes = calibration::machine_attributes();
+  trace.attributes = calibration::machine_attributes(SIMCORE_BENCH_FLAGS);
   std::string structures;
   for (const auto& nm : names)
     structures += (structures.empty() ? "" : ",") + nm;

@@ -152,7 +152,7 @@ int main(int argc, char** argv)
   int rc = 0;
   if (rank == 0) {
     calibration::Trace trace;
-    trace.attributes = calibration::machine_attributes();
+    trace.attributes = calibration::machine_attributes(SIMCORE_BENCH_FLAGS);
     const std::string placement = std::strcmp(name, other) == 0 ? "intra-node" : "inter-node";
     calibration::Dataset sz{sizes, {sizes.size()}, "B"};
     calibration::Benchmark pp{"pingpong",

@@ -237,7 +237,7 @@ int main(int argc, char** argv)
     std::printf(" ");
 
   calibration::Trace trace;
-  trace.attributes = calibration::machine_attributes();
+  trace.attributes = calibration::machine_attributes(SIMCORE_BENCH_FLAGS);
   calibration::Benchmark bm;
   bm.name = "stencil";
   bm.parameters = {

@@ -90,7 +90,7 @@ int main(int argc, char** argv)
   if (a[n / 2] == 42.0) // keep the kernels
     std::printf(" ");
   calibration::Trace trace;
-  trace.attributes = calibration::machine_attributes();
+  trace.attributes = calibration::machine_attributes(SIMCORE_BENCH_FLAGS);
   calibration::Benchmark bm;
   bm.name = "stream";
   bm.parameters = {{"array_bytes", std::to_string(n * sizeof(double))},

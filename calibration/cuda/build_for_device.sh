@@ -16,7 +16,7 @@ revision=$(git -C "$root" describe --always --dirty --abbrev=7 2>/dev/null || ec
 echo "#define SIMCORE_GIT_REVISION \"$revision\"" >"$generated/simcore_git_revision.hpp"
 flags="-O3 -std=c++17"
 mkdir -p "$root/build/bin"
-"$nvcc" $flags -DSIMCORE_CUDA_NO_HDF5 -DSIMCORE_CXX_FLAGS="\"nvcc $flags\"" -I"$root/calibration/include" \
+"$nvcc" $flags -DSIMCORE_CUDA_NO_HDF5 -DSIMCORE_BENCH_FLAGS="\"nvcc $flags, sm_80 sm_90 compute_90\"" -I"$root/calibration/include" \
   -I"$root/simcore/include" -I"$generated" \
   -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
   -gencode arch=compute_90,code=compute_90 -cudart static \

@@ -484,7 +484,7 @@ int main(int argc, char** argv)
   if (out.empty())
     return 0;
   calibration::Trace trace;
-  trace.attributes = calibration::machine_attributes();
+  trace.attributes = calibration::machine_attributes(SIMCORE_BENCH_FLAGS);
   trace.attributes["gpu"] = prop.name;
   trace.benchmarks["cuda"] = calibration::Benchmark{"cuda", parameters, datasets};
   try {

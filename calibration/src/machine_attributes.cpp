@@ -2,20 +2,48 @@
  * here: the GPU benchmark built for a bare machine uses it too. */
 #include "calibration/trace_file.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
+#include <vector>
 
 #include "simcore_git_revision.hpp" // generated at every build (calibration/cmake/git_revision.cmake)
-#ifndef SIMCORE_CXX_FLAGS
-#define SIMCORE_CXX_FLAGS ""
-#endif
 
 namespace calibration {
 
-std::map<std::string, std::string> machine_attributes()
+namespace {
+
+/** The GPU models the NVIDIA driver lists (/proc/driver/nvidia/gpus/<bus>/information,
+ *  "Model:" lines), in bus order, joined by ", "; "nvidia (model not listed)" where the device
+ *  is there but not the list, "none" without one. */
+std::string gpu_models()
+{
+  namespace fs = std::filesystem;
+  std::vector<std::string> buses;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc/driver/nvidia/gpus", ec), end; !ec && it != end; it.increment(ec))
+    buses.push_back(it->path().string());
+  std::sort(buses.begin(), buses.end());
+  std::string models;
+  for (const auto& bus : buses) {
+    std::ifstream info(bus + "/information");
+    for (std::string line; std::getline(info, line);)
+      if (line.rfind("Model:", 0) == 0) {
+        const auto start = line.find_first_not_of(" \t", 6);
+        models += (models.empty() ? "" : ", ") + (start == std::string::npos ? std::string("?") : line.substr(start));
+      }
+  }
+  if (!models.empty())
+    return models;
+  return fs::exists("/dev/nvidia0") ? "nvidia (model not listed)" : "none";
+}
+
+} // namespace
+
+std::map<std::string, std::string> machine_attributes(const std::string& build_flags)
 {
   std::map<std::string, std::string> a;
   char host[256] = {0};
@@ -41,7 +69,7 @@ std::map<std::string, std::string> machine_attributes()
     if (f.rfind("avx", 0) == 0 || f.rfind("sve", 0) == 0 || f == "fma" || f == "asimd" || f.rfind("sse4", 0) == 0)
       isa += (isa.empty() ? "" : " ") + f;
   a["isa"] = isa;
-  a["gpu"] = std::filesystem::exists("/dev/nvidia0") ? "nvidia (see nvidia-smi)" : "none";
+  a["gpu"] = gpu_models();
 #if defined(__clang__)
   a["compiler"] = std::string("clang ") + __clang_version__;
 #elif defined(__GNUC__)
@@ -49,7 +77,7 @@ std::map<std::string, std::string> machine_attributes()
 #else
   a["compiler"] = "unknown";
 #endif
-  a["flags"] = SIMCORE_CXX_FLAGS;
+  a["flags"] = build_flags;
   char date[64];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));

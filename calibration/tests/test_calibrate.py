@@ -4,6 +4,7 @@ changes a simulation the way it should, bad input is refused."""
 import json
 import os
 import pathlib
+import platform
 import shutil
 import subprocess
 
@@ -66,6 +67,12 @@ def test_stream_benchmark_writes_a_readable_trace(tmp_path):
             commit = revision.removesuffix("-dirty")
             assert len(commit) >= 7 and all(c in "0123456789abcdef" for c in commit), revision
             assert subprocess.run(["git", "-C", source, "cat-file", "-e", commit + "^{commit}"]).returncode == 0
+        # How it was built: the build type's flags and its own -O3 (the release flags were
+        # recorded whatever the build type), and no GPU where the driver lists none.
+        flags = f.attrs["flags"]
+        assert "-O3" in flags.split() and flags == " ".join(flags.split()), flags
+        if not pathlib.Path("/proc/driver/nvidia/gpus").exists() and not pathlib.Path("/dev/nvidia0").exists():
+            assert f.attrs["gpu"] == "none"
         g = f["stream"]
         assert list(g["threads"][()]) == [1, 2]
         assert g["copy_bandwidth"].shape == (2, 2)
@@ -324,6 +331,8 @@ def test_dgemm_benchmark_sets_the_host_speed(tmp_path):
     with h5py.File(trace, "r") as f:
         g = f["dgemm"]
         assert g.attrs["path"] in ("avx512", "portable")
+        if platform.machine() == "x86_64":  # the AVX-512 kernel's own flags are recorded
+            assert "-mavx512f" in f.attrs["flags"], f.attrs["flags"]
         assert float(g.attrs["max_rel_error_vs_reference"]) < 1e-10
         gflops = g["gflops"][()]
     p = fitted(tmp_path, trace)

@@ -96,7 +96,7 @@ TEST_CASE("SMPI factor syntax from a fit, largest size first", "[calibration]")
 TEST_CASE("calibration trace round trip through HDF5", "[calibration]")
 {
   calibration::Trace t;
-  t.attributes = calibration::machine_attributes();
+  t.attributes = calibration::machine_attributes("-O2 (test)");
   t.benchmarks["pingpong"] = {"pingpong",
                               {{"placement", "intra-node"}, {"repetitions", "2"}},
                               {{"size", {{1, 2, 4}, {3}, "B"}}, {"round_trip", {{1, 2, 3, 4, 5, 6}, {3, 2}, "s"}}}};

@@ -20,7 +20,7 @@ namespace {
 calibration::Trace sample_trace()
 {
   calibration::Trace t;
-  t.attributes = calibration::machine_attributes();
+  t.attributes = calibration::machine_attributes("-O2 (test)");
   t.attributes["gpu"] = "Test GPU";
   // Values a decimal text of few digits would not give back exactly.
   t.benchmarks["cuda"] = {"cuda",

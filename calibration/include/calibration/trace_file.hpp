@@ -56,7 +56,9 @@ inline std::string parameter_number(double v)
 }
 
 /** Root attributes of this machine and build: host, cpu_model, isa (the AVX-512/SVE/...
- *  flags the CPU reports), gpu, compiler, flags, date (UTC), git_revision, schema. */
-std::map<std::string, std::string> machine_attributes();
+ *  flags the CPU reports), gpu (the models the NVIDIA driver lists, else "none"), compiler,
+ *  flags (`build_flags`: how the benchmark was compiled, which its build gives it as
+ *  SIMCORE_BENCH_FLAGS), date (UTC), git_revision, schema. */
+std::map<std::string, std::string> machine_attributes(const std::string& build_flags);
 
 } // namespace calibration
