@@ -5,6 +5,7 @@
 
 #include <simcore/error.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -67,8 +68,14 @@ inline Dataset in_unit(const Dataset& d, Quantity q, const std::string& where, c
     if (d.unit == unit) {
       Dataset out = d;
       if (factor != 1)
-        for (double& v : out.values)
+        for (double& v : out.values) {
           v *= factor;
+          // 1.001 kB is 1001 B, not 1000.9999999999999: a whole number of bytes or of anything
+          // stays whole where the product misses it by rounding alone.
+          const double whole = std::round(v);
+          if (whole != v && std::abs(v - whole) <= 1e-9 * std::abs(whole))
+            v = whole;
+        }
       out.unit = units.front().first;
       return out;
     }

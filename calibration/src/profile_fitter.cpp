@@ -425,11 +425,16 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         const auto device = b.parameters.count("device") ? b.parameters.at("device") : "?";
         if (std::find(ts.gpu_devices.begin(), ts.gpu_devices.end(), device) == ts.gpu_devices.end())
           ts.gpu_devices.push_back(device);
-        for (const auto& [kernel, d] : b.datasets)
-          if (d.unit == "Gflop/s") { // rates; anything else a later schema adds is not one
-            need_positive(d, d.rows(), path + " (cuda)", kernel, "rates in Gflop/s");
-            ts.gpu[kernel].insert(ts.gpu[kernel].end(), d.values.begin(), d.values.end());
-          }
+        for (const auto& [kernel, raw] : b.datasets) {
+          // Rates, in any unit of Gflop/s's kind; a dataset of another kind (a later schema's
+          // sizes or times) is not one.
+          const auto& rate_units = units_of(Quantity::kGflops);
+          if (std::none_of(rate_units.begin(), rate_units.end(), [&](const auto& u) { return u.first == raw.unit; }))
+            continue;
+          const Dataset d = in_unit(raw, Quantity::kGflops, path + " (cuda)", kernel);
+          need_positive(d, d.rows(), path + " (cuda)", kernel, "rates in Gflop/s");
+          ts.gpu[kernel].insert(ts.gpu[kernel].end(), d.values.begin(), d.values.end());
+        }
         fitted = true;
       } else if (name == "stencil") {
         StencilFit f = fit_stencil(b, path);

@@ -807,6 +807,39 @@ def cuda_trace_as_the_device_writes_it(path, rates):
     path.write_text(json.dumps(trace))
 
 
+def test_gpu_rates_in_another_unit_of_flops_are_converted(tmp_path):
+    """A kernel's rate in Tflop/s was left out of the profile without a word (only Gflop/s
+    counted); it now converts, and a dataset of another kind (seconds) is still no rate."""
+    gflops, tflops = tmp_path / "g.json", tmp_path / "t.json"
+    cuda_trace_as_the_device_writes_it(gflops, {"cublas_sgemm": [48000.0] * 3, "gemm_fp32": [8000.0] * 3})
+    cuda_trace_as_the_device_writes_it(tflops, {"cublas_sgemm": [48.0] * 3, "gemm_fp32": [8000.0] * 3})
+    data = json.loads(tflops.read_text())
+    data["benchmarks"]["cuda"]["datasets"]["cublas_sgemm"]["unit"] = "Tflop/s"
+    data["benchmarks"]["cuda"]["datasets"]["launch_time"] = {"unit": "s", "shape": [3], "values": [1e-6] * 3}
+    tflops.write_text(json.dumps(data))
+    a = fitted(tmp_path, gflops)["rates"]
+    (tmp_path / "t").mkdir()
+    b = fitted(tmp_path / "t", tflops)["rates"]
+    assert b["gpu_cublas_sgemm_flops"]["value"] == pytest.approx(a["gpu_cublas_sgemm_flops"]["value"], rel=1e-12)
+    assert b["gpu_cublas_sgemm_flops"]["value"] == pytest.approx(48e12, rel=1e-12)
+    assert not any("launch_time" in k for k in b)
+
+
+def test_sizes_in_decimal_units_stay_whole_bytes(tmp_path):
+    """1.001 kB times 1000 is 1000.9999999999999 in doubles, which the whole-byte check refused."""
+    si, kb = tmp_path / "si.h5", tmp_path / "kb.h5"
+    sizes = np.array([1.0, 10.0, 100.0, 1001.0, 10007.0, 100003.0, 1000003.0])
+    write_synthetic_network(si, sizes, pingpong_law)
+    write_synthetic_network(kb, sizes, pingpong_law)
+    with h5py.File(kb, "a") as f:
+        f["pingpong/size"][...] = sizes / 1000
+        f["pingpong/size"].attrs["unit"] = "kB"
+    a = fitted(tmp_path, si)
+    (tmp_path / "kb").mkdir()
+    b = fitted(tmp_path / "kb", kb)
+    assert b["network_factors"] == a["network_factors"] and b["links"] == a["links"]
+
+
 def test_gpu_kernels_are_rated_against_the_peak_and_cublas_of_the_same_run(tmp_path):
     rates = {"gemm_fp32_blocked": [12000.0, 11000.0, 13000.0], "peak_fp32_fma": [60000.0] * 3,
              "cublas_sgemm": [48000.0] * 3, "gemm_tf32_wmma_blocked": [150000.0] * 3,
@@ -1496,6 +1529,11 @@ def test_on_a_cluster_messages_within_a_node_follow_the_intra_node_fit_over_its_
         in res.stderr and "declare loopback_bw and loopback_lat on the <cluster>" in res.stderr
     summary = json.loads((tmp_path / "again" / "summary.json").read_text())
     assert summary["network_factors"] == json.loads(profiles["both"].read_text())["network_factors"]
+    # simcore validate, which starts no simulation, checks the same (the check runs when a
+    # simulation starts, once the platform is sealed, and validate calls it itself).
+    res = subprocess.run([SIMCORE, "validate", str(scenario)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert "2 host(s) reach themselves over links, not a loopback" in res.stderr
 
 
 SHIPPED_CLUSTERS = ("small_cluster.xml", "two_clusters.xml", "fat_tree.xml", "fat_tree_144.xml", "large_cluster.xml")

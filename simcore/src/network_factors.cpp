@@ -92,6 +92,51 @@ NetworkFactors NetworkFactors::from_json(const nlohmann::json& j, const std::str
   return out;
 }
 
+namespace {
+
+/** The profile whose intra-node factors await the check of check_self_routes(). */
+std::optional<std::string>& pending_self_route_check()
+{
+  static std::optional<std::string> where;
+  return where;
+}
+
+} // namespace
+
+void NetworkFactors::check_self_routes()
+{
+  if (!pending_self_route_check())
+    return;
+  const std::string where = *pending_self_route_check();
+  pending_self_route_check().reset();
+  using simgrid::s4u::Link;
+  // A zone of one host without routes (single_node.xml) has no route table before SimGrid
+  // seals it, and asking it for a route then crashed. SimGrid seals once: the run's own
+  // sealing afterwards does nothing.
+  auto* engine = simgrid::s4u::Engine::get_instance();
+  engine->seal_platform();
+  std::vector<std::string> over_links;
+  std::string example;
+  for (auto* h : engine->get_all_hosts()) {
+    std::vector<Link*> links;
+    double latency = 0;
+    h->route_to(h, links, &latency);
+    if (!is_intra_node(h, h, links)) {
+      if (example.empty()) {
+        example = h->get_name() + ":";
+        for (auto* l : links)
+          example += " " + l->get_name();
+      }
+      over_links.push_back(h->get_name());
+    }
+  }
+  if (!over_links.empty())
+    XBT_WARN("%s: %zu host(s) reach themselves over links, not a loopback (%s): their messages to themselves take "
+             "the inter-node factors; declare loopback_bw and loopback_lat on the <cluster> to give them the "
+             "intra-node fit",
+             where.c_str(), over_links.size(), example.c_str());
+}
+
 bool is_loopback_link(const std::string& name)
 {
   static const std::string suffix = "_loopback";
@@ -155,33 +200,11 @@ void NetworkFactors::install(const std::string& where) const
   }
   auto* engine = simgrid::s4u::Engine::get_instance();
   if (intra_) {
-    // Routes are complete once SimGrid seals the platform: a zone of one host without
-    // routes (single_node.xml) has no route table before that, and asking it for one crashed.
-    // The check runs when the simulation starts, after everything was added, and seals first
-    // (SimGrid seals once: the run's own sealing then does nothing).
-    simgrid::s4u::Engine::on_simulation_start_cb([where] {
-      simgrid::s4u::Engine::get_instance()->seal_platform();
-      std::vector<std::string> over_links;
-      std::string example;
-      for (auto* h : simgrid::s4u::Engine::get_instance()->get_all_hosts()) {
-        std::vector<Link*> links;
-        double latency = 0;
-        h->route_to(h, links, &latency);
-        if (!is_intra_node(h, h, links)) {
-          if (example.empty()) {
-            example = h->get_name() + ":";
-            for (auto* l : links)
-              example += " " + l->get_name();
-          }
-          over_links.push_back(h->get_name());
-        }
-      }
-      if (!over_links.empty())
-        XBT_WARN("%s: %zu host(s) reach themselves over links, not a loopback (%s): their messages to themselves "
-                 "take the inter-node factors; declare loopback_bw and loopback_lat on the <cluster> to give them "
-                 "the intra-node fit",
-                 where.c_str(), over_links.size(), example.c_str());
-    });
+    pending_self_route_check() = where;
+    static bool registered = false; // one engine a process, one callback
+    if (!registered)
+      simgrid::s4u::Engine::on_simulation_start_cb([] { check_self_routes(); });
+    registered = true;
   }
   const NetworkFactors self = *this; // the callbacks outlive the profile object
   auto* model = engine->get_netzone_root()->get_network_model();

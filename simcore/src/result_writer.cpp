@@ -117,7 +117,8 @@ void write_trace_h5(const std::string& path, const Results& results)
 
 void write_file_atomically(const std::string& path, const std::string& text)
 {
-  if (fs::is_directory(path))
+  std::error_code folder_ec; // a path whose status cannot be read fails at the write below, as bad input
+  if (fs::is_directory(path, folder_ec))
     throw InputError(path, "is a folder; expected the path of a file to write");
   const std::string tmp = temp_name(path);
   {

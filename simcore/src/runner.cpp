@@ -3,6 +3,7 @@
 #include "simcore/error.hpp"
 #include "simcore/model.hpp"
 #include "simcore/model_registry.hpp"
+#include "simcore/network_factors.hpp"
 #include "simcore/platform.hpp"
 #include "simcore/result_writer.hpp"
 #include "simcore/results.hpp"
@@ -243,6 +244,7 @@ void validate_scenario(const Scenario& scenario, const RunOptions& options)
   check_output_dir(scenario.output_dir());
   Prepared p;
   prepare(p, scenario, options);
+  NetworkFactors::check_self_routes(); // what a run checks when it starts
 }
 
 nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& options)

@@ -56,3 +56,17 @@ def test_calibrate_fits_traces_like_the_command_line(tmp_path):
         simcore.calibrate([tmp_path / "missing.h5"])
     with pytest.raises(simcore.InputError, match="network pattern"):
         simcore.calibrate(traces, network_pattern="both")
+
+
+def test_calibrate_never_replaces_a_trace(tmp_path):
+    """out= naming one of the traces once replaced its measurements with the profile's JSON."""
+    import shutil
+
+    trace = tmp_path / "stream.h5"
+    shutil.copy(SOURCE_DIR / "calibration" / "traces" / "vm" / "stream.h5", trace)
+    before = trace.read_bytes()
+    with pytest.raises(simcore.InputError, match="is also a trace to fit"):
+        simcore.calibrate([trace], out=trace)
+    with pytest.raises(simcore.InputError, match="is also a trace to fit"):
+        simcore.calibrate([trace], out=tmp_path / "." / "stream.h5")
+    assert trace.read_bytes() == before

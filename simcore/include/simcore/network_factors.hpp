@@ -63,9 +63,14 @@ public:
    *  before the simulation runs), both factors always (1 where not given). Throws InputError
    *  naming `where` when network/latency-factor, network/bandwidth-factor, smpi/lat-factor or
    *  smpi/bw-factor is configured too (SimGrid takes its own factors or these, not both).
-   *  Warns when intra-node factors are given and some host reaches itself over links that are
-   *  not a loopback. */
+   *  With intra-node factors, the check of check_self_routes() runs when the simulation
+   *  starts. */
   void install(const std::string& where) const;
+  /** Warns when some host reaches itself over links that are not a loopback (its messages to
+   *  itself then take the inter-node factors), for intra-node factors installed and not yet
+   *  checked; seals the platform first (a zone's routes are complete only then). Runs when
+   *  the simulation starts; `simcore validate`, which starts none, calls it. */
+  static void check_self_routes();
 
 private:
   std::optional<PlacementFactors> intra_, inter_;

@@ -138,6 +138,12 @@ def calibrate(traces, out=None, hosts=None, network_pattern="auto", max_segments
     None: the command line's default (0.25).
     Raises InputError on a bad trace or option."""
     paths = [os.fspath(t) for t in traces]
+    if out is not None:
+        for t in paths:  # the profile would replace the trace's measurements
+            if os.path.abspath(t) == os.path.abspath(os.fspath(out)) or (
+                    os.path.exists(t) and os.path.exists(out) and os.path.samefile(t, out)):
+                raise InputError(f"out={os.fspath(out)} is also a trace to fit ({t}); expected a new file for the "
+                                 "profile, which would replace the trace")
     options = () if outlier_tolerance is None else (float(outlier_tolerance),)
     text = _simcore.calibrate(paths, [] if hosts is None else list(hosts), network_pattern, int(max_segments),
                               *options)
