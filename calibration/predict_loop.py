@@ -23,7 +23,7 @@ scenarios/halo/two_ranks_two_nodes.xml (one link between two hosts, which the in
 profile sets).
 
     calibration/predict_loop.py [OUT_DIR] [--rounds 11] [--sizes 16,32,64,128] [--hosts A,B]
-                                [--max-bytes 4194304]
+                                [--max-bytes 4194304] [--buffers per-size|shared]
 """
 import argparse
 import json
@@ -78,6 +78,8 @@ def main():
     ap.add_argument("--sizes", default="16,32,64,128", help="cells per rank along each side")
     ap.add_argument("--hosts", help="A,B: between nodes A and B (in an allocation holding both), not on this node")
     ap.add_argument("--max-bytes", type=int, default=4194304, help="largest ping-pong message (default 4 MiB)")
+    ap.add_argument("--buffers", choices=["per-size", "shared"], default="per-size",
+                    help="calib_pingpong's buffers: allocated for each size (default) or one large one")
     a = ap.parse_args()
     hosts = a.hosts.split(",") if a.hosts else []
     if a.hosts is not None and (len(hosts) != 2 or not all(hosts) or hosts[0] == hosts[1]):
@@ -100,7 +102,8 @@ def main():
     traces = []
     for r in range(a.rounds):
         traces.append(out / f"pingpong-{r}.h5")
-        run(where.mpirun + [BIN / "calib_pingpong", "--max", a.max_bytes, "--repetitions", "20", "-o", traces[-1]])
+        run(where.mpirun + [BIN / "calib_pingpong", "--max", a.max_bytes, "--repetitions", "20",
+                            "--buffers", a.buffers, "-o", traces[-1]])
         for n in sizes:
             natives[n].append(native(where, n))
     profile = out / "profile.json"

@@ -5,11 +5,22 @@
  * sizes from 1 B to --max bytes (powers of two and --per-octave - 1 sizes between each two),
  * every repetition kept. Ranks 0 and 1 take part; rank 0
  * writes the calibration trace, noting whether both ran on one node.
- *   mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] [--per-octave N] -o TRACE.h5 */
+ * --buffers per-size (the default) sends each size from buffers malloc'ed for that size, as an
+ * application allocates its messages (small ones on the heap, large ones mapped); --buffers
+ * shared sends every size from one large buffer, as the OSU benchmarks do.
+ *   mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] [--per-octave N]
+ *                               [--buffers per-size|shared] -o TRACE.h5 */
 #include "calibration/bench_options.hpp"
 #include "calibration/trace_file.hpp"
 
 #include <simcore/error.hpp>
+
+// Natively on glibc: mallopt. Not under SMPI, whose helpers (included first by smpicxx) define
+// malloc as a macro that malloc.h cannot follow, and whose ranks share one process anyway.
+#if defined(__GLIBC__) && !defined(SMPI_HELPERS_H)
+#include <malloc.h>
+#define CALIB_HOLD_MMAP_THRESHOLD 1
+#endif
 
 #include <mpi.h>
 
@@ -18,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,17 +37,42 @@
 namespace {
 /** Exchanges timed together for one ping-ping sample (even: see the ping-ping loop). */
 constexpr int kPingPingExchanges = 8;
+/** glibc's default: malloc maps a chunk of at least this size, and puts smaller ones on the heap. */
+constexpr int kMmapThreshold = 128 * 1024;
+
+/** A written buffer from malloc (so that no page is the kernel's shared zero page). */
+struct MallocBuffer {
+  std::unique_ptr<char, decltype(&std::free)> bytes{nullptr, &std::free};
+  std::size_t size = 0;
+
+  void allocate(std::size_t n, int fill)
+  {
+    bytes.reset(); // freed first, as an application that reallocates would
+    bytes.reset(static_cast<char*>((std::malloc)(n))); // (name): not SMPI's macro
+    if (!bytes)
+      throw std::bad_alloc();
+    std::memset(bytes.get(), fill, n);
+    size = n;
+  }
+  char* data() const { return bytes.get(); }
+};
 } // namespace
 
 int main(int argc, char** argv)
 {
+#if defined(CALIB_HOLD_MMAP_THRESHOLD)
+  // glibc raises its threshold whenever a mapped chunk is freed, so the buffers of the sizes
+  // after the first freed large one would land on the heap, where no fresh program puts them.
+  // Held at its default, each size gets the memory a program's first malloc of it gets.
+  mallopt(M_MMAP_THRESHOLD, kMmapThreshold);
+#endif
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::size_t max_bytes = std::size_t{64} << 20;
   int reps = 20, window = 16, per_octave = 4;
-  std::string out;
+  std::string out, buffers = "per-size";
   // Every rank reads the same options; rank 0 says what is wrong, and all of them stop.
   std::string problem = calibration::read_options(argc, argv, out, [&](const std::string& a, const std::string& v) -> std::optional<std::string> {
     using namespace calibration;
@@ -48,6 +85,12 @@ int main(int argc, char** argv)
       return read_whole(a, v, 1, 4096, "a whole number from 1 to 4096", window);
     if (a == "--per-octave")
       return read_whole(a, v, 1, 8, "a whole number from 1 to 8", per_octave);
+    if (a == "--buffers") {
+      if (v != "per-size" && v != "shared")
+        return "--buffers " + v + ": expected per-size or shared";
+      buffers = v;
+      return std::string();
+    }
     return std::nullopt;
   });
   if (problem.empty() && size < 2)
@@ -55,7 +98,7 @@ int main(int argc, char** argv)
   if (!problem.empty()) {
     if (rank == 0)
       std::fprintf(stderr, "calib_pingpong: %s\nusage: mpirun -np 2 calib_pingpong [--max B] [--repetitions R] "
-                           "[--window W] [--per-octave 1..8] -o TRACE.h5\n", problem.c_str());
+                           "[--window W] [--per-octave 1..8] [--buffers per-size|shared] -o TRACE.h5\n", problem.c_str());
     MPI_Finalize();
     return 2;
   }
@@ -79,15 +122,29 @@ int main(int argc, char** argv)
   // Separate send and receive buffers, as the OSU benchmarks and halo exchanges have them:
   // a send buffer that no receive overwrites stays clean in the caches.
   // The one-way window holds up to 256 MiB of messages (one message when larger: see below).
+  // Shared: one large buffer of each kind for every size. Per size: buffers of that size,
+  // allocated afresh. Where a message's memory lies changes its time: intra-node here, a
+  // message of 10 or 40 kB from the heap took 1 us longer than from a large mapped buffer.
   constexpr std::size_t kWindowBytes = std::size_t{256} << 20;
-  const std::size_t window_bytes = std::min(max_bytes * static_cast<std::size_t>(window), kWindowBytes);
-  std::vector<char> buf(std::max(max_bytes, window_bytes) + 1, 1), sbuf(max_bytes + 1, 2);
+  const bool per_size = buffers == "per-size";
+  auto window_of = [&](std::size_t bytes) { return bytes * static_cast<std::size_t>(window) > kWindowBytes ? 1 : window; };
+  MallocBuffer buf, sbuf;
+  if (!per_size) {
+    const std::size_t window_bytes = std::min(max_bytes * static_cast<std::size_t>(window), kWindowBytes);
+    buf.allocate(std::max(max_bytes, window_bytes) + 1, 1);
+    sbuf.allocate(max_bytes + 1, 2);
+  }
   calibration::Dataset rt{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"},
       ow{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"},
       pp2{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"};
   std::vector<MPI_Request> reqs(static_cast<std::size_t>(window));
   for (double sd : sizes) {
     const int s = static_cast<int>(sd);
+    const int w = window_of(static_cast<std::size_t>(s));
+    if (per_size) {
+      sbuf.allocate(static_cast<std::size_t>(s), 2);
+      buf.allocate(static_cast<std::size_t>(s), 1); // the window's comes before the one-way test
+    }
     for (int r = -2; r < reps; r++) { // two warm-up round trips
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
@@ -129,7 +186,8 @@ int main(int argc, char** argv)
         pp2.values.push_back(slowest);
     }
     // One way: a window of messages in flight, then one acknowledgement.
-    const int w = sd * window > static_cast<double>(kWindowBytes) ? 1 : window;
+    if (per_size)
+      buf.allocate(static_cast<std::size_t>(s) * static_cast<std::size_t>(w), 1);
     for (int r = -1; r < reps; r++) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
@@ -157,6 +215,7 @@ int main(int argc, char** argv)
     calibration::Dataset sz{sizes, {sizes.size()}, "B"};
     calibration::Benchmark pp{"pingpong",
                               {{"placement", placement},
+                               {"buffers", buffers},
                                {"ranks", std::string(name) + " " + other},
                                {"repetitions", std::to_string(reps)},
                                {"sizes_per_octave", std::to_string(per_octave)},

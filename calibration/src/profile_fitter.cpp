@@ -69,6 +69,7 @@ struct NetworkSamples {
   std::vector<double> pingpong_sizes, pingpong_times, pingping_sizes, pingping_times;
   bool all_have_pingping = true;
   int traces = 0;
+  std::string buffers, buffers_trace; // of the first trace: the others must match
 };
 
 /** A network fit's quality and segments. */
@@ -302,6 +303,19 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
           throw simcore::InputError(path + " (pingpong)", "placement '" + placement +
                                                               "'; expected 'intra-node' or 'inter-node'");
         NetworkSamples& n = networks[placement];
+        // Where the messages' memory lay: intra-node here, 10 and 40 kB from the heap took 1 us
+        // longer than from one large mapped buffer. A fit of both kinds would be neither's.
+        // Traces written before calib_pingpong had --buffers used one large buffer.
+        const std::string buffers = b.parameters.count("buffers") ? b.parameters.at("buffers") : "shared";
+        if (buffers != "per-size" && buffers != "shared")
+          throw simcore::InputError(path + " (pingpong)", "buffers '" + buffers + "'; expected 'per-size' or 'shared'");
+        if (n.traces == 0)
+          n.buffers = buffers, n.buffers_trace = path;
+        else if (buffers != n.buffers)
+          throw simcore::InputError(path + " (pingpong)", "measured with " + buffers + " buffers, but " +
+                                                              n.buffers_trace + " (also " + placement + ") with " +
+                                                              n.buffers + " ones; expected traces of one kind "
+                                                              "(calib_pingpong --buffers) for one placement");
         pingpong_samples(b, n.pingpong_sizes, n.pingpong_times, path);
         if (has_pingping)
           pingping_samples(t.benchmarks.at("pingping"), n.pingping_sizes, n.pingping_times, path);
@@ -581,6 +595,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     q["placement"] = placement;
     q["pattern"] = concurrent ? "pingping" : "pingpong";
     q["traces"] = n.traces;
+    q["buffers"] = n.buffers;
     q["excluded_sizes"] = excluded;
     if (!excluded.empty())
       q["note"] = std::to_string(excluded.size()) + " size(s) left out of the " + placement +

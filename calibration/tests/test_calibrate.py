@@ -90,6 +90,7 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
     expected = sorted({2**k for k in range(21)} | {3 * 2**k for k in range(19)})
     with h5py.File(trace, "r") as f:
         assert f["pingpong"].attrs["placement"] in (b"intra-node", "intra-node")
+        assert f["pingpong"].attrs["buffers"] in (b"per-size", "per-size")  # the default
         assert list(f["pingpong/size"][()]) == expected
         assert f["pingpong/round_trip"].shape == (len(expected), 3)
         assert f["pingping/time"].shape == (len(expected), 3)
@@ -102,11 +103,23 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
     q = p["quality"]["network"]
     assert {"r2", "median_rel_error", "max_rel_error", "segments"} <= set(q) and len(q["segments"]) >= 1
     assert q["pattern"] == "pingping" and "pingpong_fit_not_applied" in q
+    assert q["buffers"] == "per-size"
     # Asked for, the ping-pong times are applied instead.
     res2 = subprocess.run([str(BIN / "simcore"), "calibrate", str(trace), "-o", str(tmp_path / "pp.json"),
                            "--network-pattern", "pingpong"], capture_output=True, text=True)
     assert res2.returncode == 0, res2.stderr
     assert json.loads((tmp_path / "pp.json").read_text())["quality"]["network"]["pattern"] == "pingpong"
+    # One large buffer for every size, as asked, says so; it measures the same sizes.
+    shared = tmp_path / "shared.h5"
+    subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(BIN / "calib_pingpong"), "--max", "65536",
+                    "--repetitions", "2", "--buffers", "shared", "-o", str(shared)], check=True, capture_output=True,
+                   env=MPI_ENV, timeout=300)
+    with h5py.File(shared, "r") as f:
+        assert f["pingpong"].attrs["buffers"] in (b"shared", "shared")
+        sizes = list(f["pingpong/size"][()])
+        assert sizes[0] == 1 and sizes[-1] == 65536 and sizes == sorted(set(sizes))
+        assert f["pingping/time"].shape == (len(sizes), 2)
+        assert (f["one_way/time"][()] > 0).all()
 
 
 def test_fitter_recovers_a_synthetic_network(tmp_path):
@@ -526,14 +539,17 @@ def test_profile_flops_per_cell_sets_the_halo_compute_time_unless_the_scenario_g
                                                                                                         rel=1e-12)
 
 
-def write_synthetic_network(path, sizes, pingpong, pingping=None, placement="inter-node", reps=5):
+def write_synthetic_network(path, sizes, pingpong, pingping=None, placement="inter-node", reps=5, buffers=None):
     """A calib_pingpong-like trace as h5py writes it, without noise: `pingpong` and `pingping` are
     functions of the size (array) giving the one-way time (s); the ping-ping group is left out
-    when `pingping` is None."""
+    when `pingping` is None; `buffers` (calib_pingpong --buffers) is left out when None, as
+    traces written before the option have it."""
     sizes = np.asarray(sizes, dtype=float)
     with synthetic_trace(path) as f:
         g = f.create_group("pingpong")
         g.attrs["placement"] = placement
+        if buffers is not None:
+            g.attrs["buffers"] = buffers
         g.create_dataset("size", data=sizes).attrs["unit"] = "B"
         g.create_dataset("round_trip", data=np.repeat(2 * pingpong(sizes)[:, None], reps, axis=1)).attrs["unit"] = "s"
         if pingping is not None:
@@ -587,6 +603,39 @@ def test_default_pattern_applies_the_pingping_fit(tmp_path):
     assert other["segments"][0]["bandwidth"] == pytest.approx(PP_BW, rel=1e-6)
     assert other["segments"][0]["latency"] == pytest.approx(PP_LAT, rel=1e-6)
     assert "pingping_fit_not_applied" not in q
+
+
+def test_traces_of_one_placement_measured_with_different_buffers_are_not_pooled(tmp_path):
+    """Where a message's memory lies changes its time (calib_pingpong --buffers): one fit of
+    per-size and shared traces would be neither's, so it is refused, naming both traces; a trace
+    without the attribute was measured with one shared buffer; the profile says which."""
+    per_size, shared, old = tmp_path / "per_size.h5", tmp_path / "shared.h5", tmp_path / "old.h5"
+    write_synthetic_network(per_size, POWERS, pingpong_law, pingping_law, buffers="per-size")
+    write_synthetic_network(shared, POWERS, pingpong_law, pingping_law, buffers="shared")
+    write_synthetic_network(old, POWERS, pingpong_law, pingping_law)
+    res, out = calibrate(tmp_path, per_size, shared)
+    assert res.returncode == 2 and not out.exists()
+    assert (f"{shared} (pingpong): measured with shared buffers, but {per_size} (also inter-node) with per-size "
+            "ones" in res.stderr)
+    res, out = calibrate(tmp_path, old, per_size)
+    assert res.returncode == 2 and "measured with per-size buffers" in res.stderr and not out.exists()
+    # The same kind pools; a trace without the attribute is of the shared kind.
+    for traces, kind in (((per_size, per_size), "per-size"), ((old, shared), "shared")):
+        res, out = calibrate(tmp_path, *traces)
+        assert res.returncode == 0, res.stderr
+        q = json.loads(out.read_text())["quality"]["network"]
+        assert q["buffers"] == kind and q["traces"] == 2
+    # Different kinds in different placements are two fits, each of one kind.
+    intra = tmp_path / "intra.h5"
+    write_synthetic_network(intra, POWERS, pingpong_law, pingping_law, placement="intra-node", buffers="shared")
+    res, out = calibrate(tmp_path, per_size, intra)
+    assert res.returncode == 0, res.stderr
+    q = json.loads(out.read_text())["quality"]
+    assert q["network"]["buffers"] == "per-size" and q["network_intra_node"]["buffers"] == "shared"
+    bad = tmp_path / "bad.h5"
+    write_synthetic_network(bad, POWERS, pingpong_law, pingping_law, buffers="pinned")
+    res, out = calibrate(tmp_path, bad)
+    assert res.returncode == 2 and f"{bad} (pingpong): buffers 'pinned'; expected 'per-size' or 'shared'" in res.stderr
 
 
 def test_network_pattern_pingpong_applies_the_pingpong_fit(tmp_path):
@@ -1680,6 +1729,7 @@ def test_benchmarks_take_an_option_value_whole_or_refuse_it(tmp_path, program, a
     (["--max", "1e6"], "--max 1e6: expected a whole number of bytes from 1 to 2147483647"),
     (["--max", "64", "--repetitons", "3"], "unknown option --repetitons"),
     (["--per-octave", "9"], "--per-octave 9: expected a whole number from 1 to 8"),
+    (["--buffers", "pinned"], "--buffers pinned: expected per-size or shared"),
 ])
 def test_pingpong_refuses_bad_options_on_every_rank(tmp_path, args, message):
     if not (BIN / "calib_pingpong").exists() or shutil.which("mpirun") is None:
