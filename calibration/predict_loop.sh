@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
 # Calibrate, then predict, on this machine (see predict_loop.py, which does the work).
-#   calibration/predict_loop.sh [OUT_DIR] [--rounds N] [--sizes 16,32,64,128]
+#   calibration/predict_loop.sh [OUT_DIR] [--rounds N] [--sizes 16,32,64,128] [--hosts A,B]
+#                               [--max-bytes B] [--buffers per-size|shared]
 exec /usr/bin/python3 "$(dirname "$0")/predict_loop.py" "$@"

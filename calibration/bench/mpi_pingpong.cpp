@@ -5,9 +5,10 @@
  * sizes from 1 B to --max bytes (powers of two and --per-octave - 1 sizes between each two),
  * every repetition kept. Ranks 0 and 1 take part; rank 0
  * writes the calibration trace, noting whether both ran on one node.
- * --buffers per-size (the default) sends each size from buffers malloc'ed for that size, as an
- * application allocates its messages (small ones on the heap, large ones mapped); --buffers
- * shared sends every size from one large buffer, as the OSU benchmarks do.
+ * --buffers per-size (the default) sends each size from buffers allocated for that size where
+ * a program's first malloc of it puts them with glibc's defaults: on the heap below 128 KiB,
+ * on pages of their own (mmap) from 128 KiB on; --buffers shared sends every size from one
+ * large buffer, as the OSU benchmarks do.
  *   mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] [--per-octave N]
  *                               [--buffers per-size|shared] -o TRACE.h5 */
 #include "calibration/bench_options.hpp"
@@ -15,14 +16,8 @@
 
 #include <simcore/error.hpp>
 
-// Natively on glibc: mallopt. Not under SMPI, whose helpers (included first by smpicxx) define
-// malloc as a macro that malloc.h cannot follow, and whose ranks share one process anyway.
-#if defined(__GLIBC__) && !defined(SMPI_HELPERS_H)
-#include <malloc.h>
-#define CALIB_HOLD_MMAP_THRESHOLD 1
-#endif
-
 #include <mpi.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -37,35 +32,70 @@
 namespace {
 /** Exchanges timed together for one ping-ping sample (even: see the ping-ping loop). */
 constexpr int kPingPingExchanges = 8;
-/** glibc's default: malloc maps a chunk of at least this size, and puts smaller ones on the heap. */
-constexpr int kMmapThreshold = 128 * 1024;
+/** glibc's default mapping threshold: a fresh program's malloc maps a block of at least this
+ *  size and puts smaller ones on the heap. */
+constexpr std::size_t kMmapThreshold = 128 * 1024;
 
-/** A written buffer from malloc (so that no page is the kernel's shared zero page). */
-struct MallocBuffer {
-  std::unique_ptr<char, decltype(&std::free)> bytes{nullptr, &std::free};
-  std::size_t size = 0;
+/** A written message buffer (so that no page is the kernel's shared zero page), on the heap
+ *  below kMmapThreshold and on pages of its own from it on. Chosen here rather than left to
+ *  malloc: glibc raises its threshold each time a mapped block is freed and serves a request
+ *  from free heap space that fits, so after the first sizes a benchmark's buffers would land
+ *  where no program's first allocation of that size does. */
+class MessageBuffer {
+public:
+  MessageBuffer() = default;
+  MessageBuffer(const MessageBuffer&) = delete;
+  MessageBuffer& operator=(const MessageBuffer&) = delete;
+  ~MessageBuffer() { release(); }
 
-  void allocate(std::size_t n, int fill)
+  /** Replaces the buffer by one of n bytes, each set to `fill`; false when there is no memory. */
+  bool allocate(std::size_t n, int fill)
   {
-    bytes.reset(); // freed first, as an application that reallocates would
-    bytes.reset(static_cast<char*>((std::malloc)(n))); // (name): not SMPI's macro
-    if (!bytes)
-      throw std::bad_alloc();
-    std::memset(bytes.get(), fill, n);
-    size = n;
+    release(); // freed first, as a program that reallocates would
+    if (n >= kMmapThreshold) {
+      void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      bytes_ = p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+      mapped_ = true;
+    } else {
+      bytes_ = static_cast<char*>((std::malloc)(n > 0 ? n : 1)); // (name): not SMPI's macro
+      mapped_ = false;
+    }
+    if (bytes_ == nullptr)
+      return false;
+    size_ = n;
+    std::memset(bytes_, fill, n);
+    return true;
   }
-  char* data() const { return bytes.get(); }
+  char* data() const { return bytes_; }
+
+private:
+  void release()
+  {
+    if (bytes_ != nullptr && mapped_)
+      munmap(bytes_, size_);
+    else if (bytes_ != nullptr)
+      (std::free)(bytes_);
+    bytes_ = nullptr;
+    size_ = 0;
+  }
+  char* bytes_ = nullptr;
+  std::size_t size_ = 0;
+  bool mapped_ = false;
 };
+
+/** Allocates or stops every rank: exit 2, naming what could not be had (no trace written). */
+void allocate_or_abort(MessageBuffer& b, std::size_t n, int fill, int rank, const char* what)
+{
+  if (b.allocate(n, fill))
+    return;
+  std::fprintf(stderr, "calib_pingpong: rank %d cannot allocate %zu bytes for %s; expected a --max (or --window) "
+                       "that fits in memory\n", rank, n, what);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+}
 } // namespace
 
 int main(int argc, char** argv)
 {
-#if defined(CALIB_HOLD_MMAP_THRESHOLD)
-  // glibc raises its threshold whenever a mapped chunk is freed, so the buffers of the sizes
-  // after the first freed large one would land on the heap, where no fresh program puts them.
-  // Held at its default, each size gets the memory a program's first malloc of it gets.
-  mallopt(M_MMAP_THRESHOLD, kMmapThreshold);
-#endif
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -128,11 +158,16 @@ int main(int argc, char** argv)
   constexpr std::size_t kWindowBytes = std::size_t{256} << 20;
   const bool per_size = buffers == "per-size";
   auto window_of = [&](std::size_t bytes) { return bytes * static_cast<std::size_t>(window) > kWindowBytes ? 1 : window; };
-  MallocBuffer buf, sbuf;
-  if (!per_size) {
+  MessageBuffer buf, sbuf;
+  if (per_size) { // the largest size's buffers once, before minutes of measuring the smaller ones
+    MessageBuffer largest_send, largest_window;
+    allocate_or_abort(largest_send, max_bytes, 2, rank, "the largest send buffer");
+    allocate_or_abort(largest_window, max_bytes * static_cast<std::size_t>(window_of(max_bytes)), 1, rank,
+                      "the largest one-way window");
+  } else {
     const std::size_t window_bytes = std::min(max_bytes * static_cast<std::size_t>(window), kWindowBytes);
-    buf.allocate(std::max(max_bytes, window_bytes) + 1, 1);
-    sbuf.allocate(max_bytes + 1, 2);
+    allocate_or_abort(buf, std::max(max_bytes, window_bytes) + 1, 1, rank, "the shared receive buffer");
+    allocate_or_abort(sbuf, max_bytes + 1, 2, rank, "the shared send buffer");
   }
   calibration::Dataset rt{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"},
       ow{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"},
@@ -142,8 +177,8 @@ int main(int argc, char** argv)
     const int s = static_cast<int>(sd);
     const int w = window_of(static_cast<std::size_t>(s));
     if (per_size) {
-      sbuf.allocate(static_cast<std::size_t>(s), 2);
-      buf.allocate(static_cast<std::size_t>(s), 1); // the window's comes before the one-way test
+      allocate_or_abort(sbuf, static_cast<std::size_t>(s), 2, rank, "a send buffer");
+      allocate_or_abort(buf, static_cast<std::size_t>(s), 1, rank, "a receive buffer"); // the window's: below
     }
     for (int r = -2; r < reps; r++) { // two warm-up round trips
       MPI_Barrier(MPI_COMM_WORLD);
@@ -187,7 +222,7 @@ int main(int argc, char** argv)
     }
     // One way: a window of messages in flight, then one acknowledgement.
     if (per_size)
-      buf.allocate(static_cast<std::size_t>(s) * static_cast<std::size_t>(w), 1);
+      allocate_or_abort(buf, static_cast<std::size_t>(s) * static_cast<std::size_t>(w), 1, rank, "a one-way window");
     for (int r = -1; r < reps; r++) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();

@@ -5,6 +5,7 @@ import json
 import os
 import pathlib
 import platform
+import resource
 import shutil
 import subprocess
 
@@ -1738,6 +1739,23 @@ def test_pingpong_refuses_bad_options_on_every_rank(tmp_path, args, message):
     res = subprocess.run(["mpirun", "-np", "2", str(BIN / "calib_pingpong"), *args, "-o", str(trace)],
                          capture_output=True, text=True, env=MPI_ENV, timeout=120)
     assert res.returncode != 0 and f"calib_pingpong: {message}" in res.stderr
+    assert not trace.exists()
+
+
+def test_pingpong_that_cannot_have_its_buffers_stops_before_measuring(tmp_path):
+    """Per size, the buffers are allocated as each size comes: the largest size's are tried
+    first, so a --max that does not fit stops at once (exit 2, naming it), no trace written."""
+    if not (BIN / "calib_pingpong").exists() or shutil.which("mpirun") is None:
+        pytest.skip("calib_pingpong needs Open MPI")
+    trace = tmp_path / "p.h5"
+    limit = 1536 << 20  # address space of each process: 1 GiB fits once, not twice
+    res = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(BIN / "calib_pingpong"), "--max", "1073741824",
+                          "--per-octave", "1", "--repetitions", "1", "-o", str(trace)], capture_output=True, text=True,
+                         env=MPI_ENV, timeout=120,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+    assert res.returncode == 2, res.stderr
+    assert "cannot allocate 1073741824 bytes for the largest " in res.stderr  # send buffer or one-way window
+    assert "expected a --max (or --window) that fits in memory" in res.stderr
     assert not trace.exists()
 
 
