@@ -83,14 +83,18 @@ private:
   bool mapped_ = false;
 };
 
-/** Allocates or stops every rank: exit 2, naming what could not be had (no trace written). */
-void allocate_or_abort(MessageBuffer& b, std::size_t n, int fill, int rank, const char* what)
+/** Allocates on every rank, which all learn whether each did (a collective): false when one
+ *  could not, which says so. Every rank then stops together (exit 2, no trace written), under
+ *  SMPI too, whose MPI_Abort ends only the calling rank. */
+bool allocated_everywhere(MessageBuffer& b, std::size_t n, int fill, int rank, const char* what)
 {
-  if (b.allocate(n, fill))
-    return;
-  std::fprintf(stderr, "calib_pingpong: rank %d cannot allocate %zu bytes for %s; expected a --max (or --window) "
-                       "that fits in memory\n", rank, n, what);
-  MPI_Abort(MPI_COMM_WORLD, 2);
+  int ok = b.allocate(n, fill) ? 1 : 0;
+  if (ok == 0)
+    std::fprintf(stderr, "calib_pingpong: rank %d cannot allocate %zu bytes for %s; expected a --max (or --window) "
+                         "that fits in memory\n", rank, n, what);
+  int all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
 }
 } // namespace
 
@@ -159,15 +163,24 @@ int main(int argc, char** argv)
   const bool per_size = buffers == "per-size";
   auto window_of = [&](std::size_t bytes) { return bytes * static_cast<std::size_t>(window) > kWindowBytes ? 1 : window; };
   MessageBuffer buf, sbuf;
-  if (per_size) { // the largest size's buffers once, before minutes of measuring the smaller ones
-    MessageBuffer largest_send, largest_window;
-    allocate_or_abort(largest_send, max_bytes, 2, rank, "the largest send buffer");
-    allocate_or_abort(largest_window, max_bytes * static_cast<std::size_t>(window_of(max_bytes)), 1, rank,
-                      "the largest one-way window");
+  bool ok = true;
+  if (per_size) {
+    // The sweep's largest buffers once, before minutes of measuring: the largest send buffer
+    // and, held with it, the largest window (of a smaller size, up to kWindowBytes).
+    std::size_t largest_window = 0;
+    for (double v : sizes)
+      largest_window = std::max(largest_window, static_cast<std::size_t>(v) * static_cast<std::size_t>(window_of(static_cast<std::size_t>(v))));
+    MessageBuffer probe_send, probe_window;
+    ok = allocated_everywhere(probe_send, max_bytes, 2, rank, "the largest send buffer") &&
+         allocated_everywhere(probe_window, largest_window, 1, rank, "the largest one-way window");
   } else {
     const std::size_t window_bytes = std::min(max_bytes * static_cast<std::size_t>(window), kWindowBytes);
-    allocate_or_abort(buf, std::max(max_bytes, window_bytes) + 1, 1, rank, "the shared receive buffer");
-    allocate_or_abort(sbuf, max_bytes + 1, 2, rank, "the shared send buffer");
+    ok = allocated_everywhere(buf, std::max(max_bytes, window_bytes) + 1, 1, rank, "the shared receive buffer") &&
+         allocated_everywhere(sbuf, max_bytes + 1, 2, rank, "the shared send buffer");
+  }
+  if (!ok) {
+    MPI_Finalize();
+    return 2;
   }
   calibration::Dataset rt{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"},
       ow{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"},
@@ -177,8 +190,11 @@ int main(int argc, char** argv)
     const int s = static_cast<int>(sd);
     const int w = window_of(static_cast<std::size_t>(s));
     if (per_size) {
-      allocate_or_abort(sbuf, static_cast<std::size_t>(s), 2, rank, "a send buffer");
-      allocate_or_abort(buf, static_cast<std::size_t>(s), 1, rank, "a receive buffer"); // the window's: below
+      if (!allocated_everywhere(sbuf, static_cast<std::size_t>(s), 2, rank, "a send buffer") ||
+          !allocated_everywhere(buf, static_cast<std::size_t>(s), 1, rank, "a receive buffer")) { // window: below
+        MPI_Finalize();
+        return 2;
+      }
     }
     for (int r = -2; r < reps; r++) { // two warm-up round trips
       MPI_Barrier(MPI_COMM_WORLD);
@@ -222,7 +238,11 @@ int main(int argc, char** argv)
     }
     // One way: a window of messages in flight, then one acknowledgement.
     if (per_size)
-      allocate_or_abort(buf, static_cast<std::size_t>(s) * static_cast<std::size_t>(w), 1, rank, "a one-way window");
+      if (!allocated_everywhere(buf, static_cast<std::size_t>(s) * static_cast<std::size_t>(w), 1, rank,
+                                "a one-way window")) {
+        MPI_Finalize();
+        return 2;
+      }
     for (int r = -1; r < reps; r++) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();

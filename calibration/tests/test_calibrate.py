@@ -1742,20 +1742,45 @@ def test_pingpong_refuses_bad_options_on_every_rank(tmp_path, args, message):
     assert not trace.exists()
 
 
+def limited_address_space(mib):
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+
+
 def test_pingpong_that_cannot_have_its_buffers_stops_before_measuring(tmp_path):
-    """Per size, the buffers are allocated as each size comes: the largest size's are tried
-    first, so a --max that does not fit stops at once (exit 2, naming it), no trace written."""
+    """Per size, the buffers are allocated as each size comes; the sweep's largest are tried
+    first, so a sweep that does not fit stops at once (exit 2, naming them), no trace written.
+    The largest one-way window is not the largest size's: with --window 64 and --max 8 MiB it is
+    4 MiB x 64 = 256 MiB (8 MiB messages go one at a time), which 400 MiB of address space a
+    process (Open MPI's own: about 200 MiB here) cannot hold, where 8 + 8 MiB would fit."""
     if not (BIN / "calib_pingpong").exists() or shutil.which("mpirun") is None:
         pytest.skip("calib_pingpong needs Open MPI")
     trace = tmp_path / "p.h5"
-    limit = 1536 << 20  # address space of each process: 1 GiB fits once, not twice
-    res = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(BIN / "calib_pingpong"), "--max", "1073741824",
-                          "--per-octave", "1", "--repetitions", "1", "-o", str(trace)], capture_output=True, text=True,
-                         env=MPI_ENV, timeout=120,
-                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+    res = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(BIN / "calib_pingpong"), "--max", "8388608",
+                          "--window", "64", "--per-octave", "1", "--repetitions", "1", "-o", str(trace)],
+                         capture_output=True, text=True, env=MPI_ENV, timeout=120, preexec_fn=limited_address_space(400))
     assert res.returncode == 2, res.stderr
-    assert "cannot allocate 1073741824 bytes for the largest " in res.stderr  # send buffer or one-way window
+    assert "cannot allocate 268435456 bytes for the largest one-way window" in res.stderr
     assert "expected a --max (or --window) that fits in memory" in res.stderr
+    assert not trace.exists()
+
+
+@pytest.mark.skipif(shutil.which("smpirun") is None or not (BIN / "calib_pingpong_smpi").exists(),
+                    reason="needs SimGrid's smpirun and calib_pingpong_smpi")
+def test_pingpong_under_smpi_that_cannot_have_its_buffers_exits_2(tmp_path):
+    """Under SMPI too (whose MPI_Abort would end one rank and leave the other deadlocked, exit
+    0): every rank learns that one could not allocate and all stop, exit 2, no trace."""
+    platform = tmp_path / "two_hosts.xml"
+    platform.write_text(SMPI_PLATFORM.format(policy="SHARED", direction=""))
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("n0\nn1\n")
+    trace = tmp_path / "pp.h5"
+    res = subprocess.run(["smpirun", "-np", "2", "-platform", str(platform), "-hostfile", str(hostfile),
+                          "--cfg=smpi/privatization:0", "--log=root.thres:critical", str(BIN / "calib_pingpong_smpi"),
+                          "--max", "2147483647", "--per-octave", "1", "--repetitions", "1", "-o", str(trace)],
+                         capture_output=True, text=True, env=MPI_ENV, timeout=120,
+                         preexec_fn=limited_address_space(1536))
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "cannot allocate 2147483647 bytes for the largest send buffer" in res.stderr
     assert not trace.exists()
 
 
