@@ -46,7 +46,6 @@ inline __m512i hash_mix0_x8(__m512i x)
 /** Eight hashes and first buckets at once, as ScalarHasher computes them one by one; the
  *  buckets are prefetched from the register (see ScalarHasher). */
 template <typename Bits> struct Avx512Hasher {
-  static constexpr bool kOneKeyPerStep = false;
   static void first_buckets(const HashTableView<Bits>& t, const void* keys, std::size_t i, std::size_t count,
                             std::uint64_t* h0, std::uint64_t* bucket)
   {
@@ -78,7 +77,7 @@ template <typename Bits> struct Avx512Hasher {
   }
 };
 
-constexpr std::size_t kMaxDepth = SimdHashTable<float>::kMaxDepth;
+constexpr std::size_t kMaxGroup = SimdHashTable<float>::kMaxDepth;
 
 } // namespace
 
@@ -86,15 +85,15 @@ long probe_avx512(const std::uint32_t* bucket, std::uint32_t bits) { return Avx5
 long probe_avx512(const std::uint64_t* bucket, std::uint64_t bits) { return Avx512Probe64::probe(bucket, bits); }
 
 std::size_t pipelined_lookups_avx512(const HashTableView<std::uint32_t>& t, const void* keys, std::size_t n,
-                                     std::uint64_t* values, unsigned char* found, std::size_t depth)
+                                     std::uint64_t* values, unsigned char* found, std::size_t group)
 {
-  return pipelined_lookups<std::uint32_t, Avx512Probe32, Avx512Hasher<std::uint32_t>, kMaxDepth>(t, keys, n, values, found, depth);
+  return pipelined_lookups<std::uint32_t, Avx512Probe32, Avx512Hasher<std::uint32_t>, kMaxGroup>(t, keys, n, values, found, group);
 }
 
 std::size_t pipelined_lookups_avx512(const HashTableView<std::uint64_t>& t, const void* keys, std::size_t n,
-                                     std::uint64_t* values, unsigned char* found, std::size_t depth)
+                                     std::uint64_t* values, unsigned char* found, std::size_t group)
 {
-  return pipelined_lookups<std::uint64_t, Avx512Probe64, Avx512Hasher<std::uint64_t>, kMaxDepth>(t, keys, n, values, found, depth);
+  return pipelined_lookups<std::uint64_t, Avx512Probe64, Avx512Hasher<std::uint64_t>, kMaxGroup>(t, keys, n, values, found, group);
 }
 
 } // namespace calibration

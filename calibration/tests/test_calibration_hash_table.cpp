@@ -169,7 +169,7 @@ TEST_CASE("SIMD hash table: a secondary share below 0 or from 1 on is refused", 
 TEST_CASE("SIMD hash table: short batches give the one-at-a-time answers", "[calibration]")
 {
   // The pipelined lookups hash eight keys at a time: batches of 0 to 19 keys end inside a
-  // group of eight, on both paths and at a depth below and above the batch.
+  // group of eight, on both paths and in groups of lookups (8 and 48) smaller and larger than the batch.
   calibration::SimdHashTable<double> table(256);
   std::vector<double> keys;
   for (int i = 0; i < 19; i++) {
