@@ -148,7 +148,7 @@ std::size_t pipelined_lookups(const HashTableView<Bits>& t, const void* keys, st
         slot[r] = bits == kEmpty ? -1 : Probe::probe(t.keys + bucket[r] * kSlots, bits);
         if (slot[r] >= 0) {
           __builtin_prefetch(t.values + bucket[r] * kSlots + static_cast<std::size_t>(slot[r]), 0, 0);
-        } else if (bits != kEmpty && (t.overflow[bucket[r]] & filter_bit(h0[r]))) {
+        } else if (bits != kEmpty && (__atomic_load_n(&t.overflow[bucket[r]], __ATOMIC_RELAXED) & filter_bit(h0[r]))) {
           chase[r] = true;
           __builtin_prefetch(t.keys + candidate(t, bits, 1) * kSlots, 0, 0);
           __builtin_prefetch(t.keys + candidate(t, bits, 2) * kSlots, 0, 0);

@@ -14,6 +14,9 @@ namespace calibration {
 
 namespace {
 
+// The probes read a bucket that concurrent inserts may be writing with one 512-bit load: not
+// an atomic read in C++'s terms (ThreadSanitizer reports it), but on x86 every aligned lane
+// is read whole, so each slot is seen as a key or as empty, which is all a probe needs.
 struct Avx512Probe32 {
   static long probe(const std::uint32_t* bucket, std::uint32_t bits)
   {
