@@ -24,6 +24,10 @@ struct Avx512Probe32 {
         _mm512_cmpeq_epi32_mask(_mm512_load_si512(bucket), _mm512_set1_epi32(static_cast<int>(bits)));
     return hit ? __builtin_ctz(hit) : -1;
   }
+  static unsigned mask(const std::uint32_t* bucket, std::uint32_t bits)
+  {
+    return _mm512_cmpeq_epi32_mask(_mm512_load_si512(bucket), _mm512_set1_epi32(static_cast<int>(bits)));
+  }
 };
 
 struct Avx512Probe64 {
@@ -33,7 +37,22 @@ struct Avx512Probe64 {
         _mm512_cmpeq_epi64_mask(_mm512_load_si512(bucket), _mm512_set1_epi64(static_cast<long long>(bits)));
     return hit ? __builtin_ctz(hit) : -1;
   }
+  static unsigned mask(const std::uint64_t* bucket, std::uint64_t bits)
+  {
+    return _mm512_cmpeq_epi64_mask(_mm512_load_si512(bucket), _mm512_set1_epi64(static_cast<long long>(bits)));
+  }
 };
+
+/** Eight addresses of a register prefetched, lane by lane (`locality` as __builtin_prefetch). */
+template <int kLocality> inline void prefetch_lanes(__m512i a)
+{
+  const __m128i q[4] = {_mm512_extracti64x2_epi64(a, 0), _mm512_extracti64x2_epi64(a, 1),
+                        _mm512_extracti64x2_epi64(a, 2), _mm512_extracti64x2_epi64(a, 3)};
+  for (const __m128i& pair : q) {
+    __builtin_prefetch(reinterpret_cast<const void*>(_mm_cvtsi128_si64(pair)), 0, kLocality);
+    __builtin_prefetch(reinterpret_cast<const void*>(_mm_extract_epi64(pair, 1)), 0, kLocality);
+  }
+}
 
 /** hash_mix(x, 0) of eight 64-bit lanes (vpmullq: AVX-512DQ). */
 inline __m512i hash_mix0_x8(__m512i x)
@@ -68,15 +87,10 @@ template <typename Bits> struct Avx512Hasher {
         _mm512_mul_epu32(_mm512_srli_epi64(h, 32), _mm512_set1_epi64(static_cast<long long>(t.primary))), 32);
     _mm512_store_si512(h0, h);
     _mm512_store_si512(bucket, b);
-    // The buckets' addresses, lane by lane (lanes past `count` point into the table too).
-    const __m512i a =
-        _mm512_add_epi64(_mm512_set1_epi64(reinterpret_cast<long long>(t.keys)), _mm512_slli_epi64(b, 6));
-    const __m128i q[4] = {_mm512_extracti64x2_epi64(a, 0), _mm512_extracti64x2_epi64(a, 1),
-                          _mm512_extracti64x2_epi64(a, 2), _mm512_extracti64x2_epi64(a, 3)};
-    for (const __m128i& pair : q) {
-      __builtin_prefetch(reinterpret_cast<const void*>(_mm_cvtsi128_si64(pair)), 0, 0);
-      __builtin_prefetch(reinterpret_cast<const void*>(_mm_extract_epi64(pair, 1)), 0, 0);
-    }
+    // The buckets' addresses (lanes past `count` point into the table too), then their
+    // filters' (two bytes a bucket; kept in the caches, the filters are read again soon).
+    prefetch_lanes<0>(_mm512_add_epi64(_mm512_set1_epi64(reinterpret_cast<long long>(t.keys)), _mm512_slli_epi64(b, 6)));
+    prefetch_lanes<3>(_mm512_add_epi64(_mm512_set1_epi64(reinterpret_cast<long long>(t.overflow)), _mm512_slli_epi64(b, 1)));
   }
 };
 
