@@ -12,6 +12,9 @@
 #include <stdexcept>
 #include <random>
 #include <thread>
+
+#include <sys/mman.h>
+#include <unistd.h>
 #include <unordered_map>
 #include <vector>
 
@@ -194,6 +197,87 @@ TEST_CASE("SIMD hash table: short batches give the one-at-a-time answers", "[cal
         }
       }
     }
+}
+
+namespace {
+
+/** `bytes` bytes that end where an unmapped page begins: a read or write past them faults. */
+class BeforeGuardPage {
+public:
+  explicit BeforeGuardPage(std::size_t bytes)
+      : page_(static_cast<std::size_t>(sysconf(_SC_PAGESIZE))), length_((bytes / page_ + 2) * page_)
+  {
+    base_ = static_cast<unsigned char*>(mmap(nullptr, length_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    REQUIRE(base_ != MAP_FAILED);
+    REQUIRE(mprotect(base_ + length_ - page_, page_, PROT_NONE) == 0);
+    data_ = base_ + length_ - page_ - bytes;
+  }
+  ~BeforeGuardPage() { munmap(base_, length_); }
+  BeforeGuardPage(const BeforeGuardPage&) = delete;
+  BeforeGuardPage& operator=(const BeforeGuardPage&) = delete;
+  template <typename T> T* as() const { return reinterpret_cast<T*>(data_); }
+
+private:
+  std::size_t page_, length_;
+  unsigned char* base_ = nullptr;
+  unsigned char* data_ = nullptr;
+};
+
+template <typename Key> void batches_at_a_guard_page()
+{
+  // A small table at high load: filters set, keys in their second and third buckets. Every
+  // batch's keys, values and answers end at an unmapped page, so that the pipeline's blocks
+  // of eight (hashes, compares) and its per-group clearing of the answers may not reach past
+  // the batch; the answers start as garbage, and a miss must come out 0.
+  using Table = calibration::SimdHashTable<Key>;
+  using Bits = typename Table::Bits;
+  Table table(16);
+  std::mt19937_64 rng(23);
+  std::unordered_map<Bits, std::uint64_t> ref;
+  for (std::size_t i = 0; i < table.capacity(); i++) {
+    const Bits b = static_cast<Bits>(rng()) & ~(Bits{1} << (8 * sizeof(Bits) - 1)); // present: positive
+    if (b != Table::kEmpty && table.insert(from_bits<Key>(b), i))
+      ref.emplace(b, i);
+  }
+  REQUIRE(table.overflowed_share() > 0.5);
+  std::vector<Bits> pool;
+  for (const auto& kv : ref)
+    pool.push_back(kv.first);
+  std::sort(pool.begin(), pool.end());
+  for (bool simd : {true, false})
+    for (std::size_t depth : {1, 24, 128}) {
+      table.set_simd(simd);
+      table.set_pipeline_depth(depth);
+      for (std::size_t n = 0; n <= 300; n += n < 40 ? 1 : 37) {
+        INFO("simd " << simd << ", depth " << depth << ", batch of " << n);
+        BeforeGuardPage keys(n * sizeof(Key)), values(n * sizeof(std::uint64_t)), found(n);
+        std::size_t expected = 0;
+        for (std::size_t i = 0; i < n; i++) {
+          const bool hit = rng() % 3 == 0;
+          const Bits b = hit ? pool[rng() % pool.size()] : static_cast<Bits>(rng()) | (Bits{1} << (8 * sizeof(Bits) - 1));
+          keys.as<Key>()[i] = from_bits<Key>(b);
+          expected += ref.count(b);
+        }
+        std::memset(found.as<unsigned char>(), 0xab, n);
+        REQUIRE(table.find_many(keys.as<Key>(), n, values.as<std::uint64_t>(), found.as<unsigned char>()) == expected);
+        for (std::size_t i = 0; i < n; i++) {
+          Bits b;
+          std::memcpy(&b, keys.as<Key>() + i, sizeof b);
+          const auto it = ref.find(b);
+          REQUIRE(found.as<unsigned char>()[i] == (it != ref.end() ? 1 : 0));
+          if (it != ref.end())
+            REQUIRE(values.as<std::uint64_t>()[i] == it->second);
+        }
+      }
+    }
+}
+
+} // namespace
+
+TEST_CASE("SIMD hash table: batches that end at an unmapped page", "[calibration]")
+{
+  batches_at_a_guard_page<float>();
+  batches_at_a_guard_page<double>();
 }
 
 TEST_CASE("SIMD hash table: concurrent inserts and lookups", "[calibration]")
