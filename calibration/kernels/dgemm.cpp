@@ -1,6 +1,7 @@
 #include "calibration/dgemm.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <vector>
@@ -141,9 +142,21 @@ __attribute__((target("avx512f"), noipa)) double fma_chains_avx512(std::size_t r
 bool has_avx512() { return false; }
 #endif
 
+// What dgemm_set_simd asked for; the CPU's support is checked at each use, so that asking for
+// AVX-512 on a CPU without it falls back to the portable kernel. Atomic: a benchmark thread
+// may read it while a test sets it; constant-initialised, so set before any static
+// initialiser could call dgemm_fast.
+std::atomic<bool> simd_wanted{true};
+
+bool use_avx512() { return simd_wanted.load(std::memory_order_relaxed) && has_avx512(); }
+
 } // namespace
 
-const char* dgemm_fast_path() { return has_avx512() ? "avx512" : "portable"; }
+const char* dgemm_fast_path() { return use_avx512() ? "avx512" : "portable"; }
+
+bool dgemm_avx512_available() { return has_avx512(); }
+
+void dgemm_set_simd(bool on) { simd_wanted.store(on, std::memory_order_relaxed); }
 
 namespace {
 
@@ -170,7 +183,7 @@ __attribute__((noipa)) double fma_chains_portable(std::size_t rounds)
 double fma_peak_flops(double seconds)
 {
 #if defined(__x86_64__)
-  const bool wide = has_avx512();
+  const bool wide = has_avx512(); // the core's peak, whichever path dgemm_set_simd chose
 #else
   const bool wide = false;
 #endif
@@ -206,7 +219,7 @@ void dgemm_fast(std::size_t m, std::size_t n, std::size_t k, const double* a, co
 {
   using Micro = void (*)(std::size_t, const double*, const double*, double*, std::size_t, std::size_t, std::size_t);
 #if defined(__x86_64__)
-  const Micro micro = has_avx512() ? micro_avx512 : micro_portable;
+  const Micro micro = use_avx512() ? micro_avx512 : micro_portable;
 #else
   const Micro micro = micro_portable;
 #endif

@@ -3,8 +3,11 @@
 
 #include "calibration/trace_file.hpp"
 
+#include <nlohmann/json.hpp>
 #include <simcore/error.hpp>
+#include <simcore/quantile.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -19,6 +22,43 @@ inline std::string profile_number(double v)
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
+}
+
+/** How well one fitted rate predicts what was measured, applied as a simulation applies it:
+ *  sample i did `work[i]` (flops, bytes, lookups, cells) at the measured rate `measured[i]`,
+ *  and the model gives it the time work[i] / rate. `r2`: 1 - SSres / SStot of those times,
+ *  null where every sample did the same work (nothing varies across sizes for a rate to
+ *  explain; `r2_note` says so, and the errors are then those of the rate itself);
+ *  `max_rel_error`, `median_rel_error`: |predicted - measured| / measured time. */
+inline nlohmann::ordered_json rate_fit_quality(const std::vector<double>& work, const std::vector<double>& measured,
+                                               double rate)
+{
+  nlohmann::ordered_json q = nlohmann::ordered_json::object();
+  if (work.empty() || work.size() != measured.size() || !(rate > 0))
+    return q;
+  std::vector<double> times, rel;
+  double mean = 0;
+  for (std::size_t i = 0; i < work.size(); i++) {
+    times.push_back(work[i] / measured[i]);
+    mean += times.back();
+  }
+  mean /= static_cast<double>(times.size());
+  double ss_res = 0, ss_tot = 0;
+  for (std::size_t i = 0; i < work.size(); i++) {
+    const double p = work[i] / rate;
+    ss_res += (p - times[i]) * (p - times[i]);
+    ss_tot += (times[i] - mean) * (times[i] - mean);
+    rel.push_back(std::abs(p - times[i]) / times[i]);
+  }
+  const bool one_size = std::all_of(work.begin(), work.end(), [&](double w) { return w == work.front(); });
+  q["r2"] = one_size || !(ss_tot > 0) ? nlohmann::ordered_json() : nlohmann::ordered_json(1 - ss_res / ss_tot);
+  if (one_size)
+    q["r2_note"] = "every sample did the same work: R^2 (the variation of times across sizes that the rate "
+                   "explains) is undefined; the relative errors are those of each repetition's rate";
+  q["max_rel_error"] = *std::max_element(rel.begin(), rel.end());
+  q["median_rel_error"] = simcore::quantile(rel, 0.5);
+  q["samples"] = rel.size();
+  return q;
 }
 
 /** The dataset `name` of a benchmark group; simcore::InputError at `where` (file and group)

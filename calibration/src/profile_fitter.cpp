@@ -57,7 +57,9 @@ void need_positive(const Dataset& d, std::size_t rows, const std::string& where,
 struct TypeSamples {
   NodeSamples memcpy_all, memcpy_one, triad; // STREAM
   std::vector<double> stream_spread;         // of the repetitions, every trace
+  std::vector<double> stream_rates;          // memcpy rate of every repetition at each trace's fitted thread count
   NodeSamples lookups, lines, latency;       // hash_table
+  std::vector<double> lookup_rates;          // the pipelined table's every repetition, every trace
   std::string miss_rate, hash_key, hash_trace; // of the first hash trace: the others must match
   std::map<std::string, std::vector<double>> gpu; // every repetition of each CUDA kernel
   std::vector<std::string> gpu_devices;
@@ -67,7 +69,8 @@ struct TypeSamples {
 /** Ping-pong (and ping-ping) samples of every trace of one placement. */
 struct NetworkSamples {
   std::vector<double> pingpong_sizes, pingpong_times, pingping_sizes, pingping_times;
-  bool all_have_pingping = true;
+  std::vector<double> one_way_sizes, one_way_times; // per message of a stream (calib_pingpong's one_way)
+  bool all_have_pingping = true, all_have_one_way = true;
   int traces = 0;
   std::string buffers, buffers_trace; // of the first trace: the others must match
 };
@@ -270,6 +273,13 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
   std::string host;
   // Host types: the DGEMM rates of each `match` (the traces' host rule), in order of appearance.
   std::vector<std::pair<std::string, std::vector<double>>> speeds;
+  // Every DGEMM trace's flops and rate of each size and repetition, in the order of
+  // quality["compute"]: how well its host type's speed predicts them, once that is known.
+  struct ComputeSamples {
+    std::string match;
+    std::vector<double> work, rates;
+  };
+  std::vector<ComputeSamples> compute_samples;
   // Every host type's own rates and quality (memory, stencil), in order of appearance.
   std::vector<std::string> types;
   std::map<std::string, nlohmann::ordered_json> type_rates, type_quality;
@@ -320,6 +330,10 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         if (has_pingping)
           pingping_samples(t.benchmarks.at("pingping"), n.pingping_sizes, n.pingping_times, path);
         n.all_have_pingping = n.all_have_pingping && has_pingping;
+        const bool has_one_way = t.benchmarks.count("one_way") != 0;
+        if (has_one_way)
+          samples_by_size(t.benchmarks.at("one_way"), "time", 1.0, path, n.one_way_sizes, n.one_way_times);
+        n.all_have_one_way = n.all_have_one_way && has_one_way;
         n.traces++;
         fitted = true;
       } else if (name == "pingping" && !t.benchmarks.count("pingpong")) {
@@ -350,6 +364,13 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         std::vector<double> spread;
         for (std::size_t k = 0; k < gflops.cols(); k++)
           spread.push_back(std::abs(gflops.at(largest, k) * 1e9 - rate) / rate);
+        ComputeSamples cs{match, {}, {}};
+        for (std::size_t r = 0; r < size.rows(); r++)
+          for (std::size_t k = 0; k < gflops.cols(); k++) {
+            cs.work.push_back(2 * size.at(r) * size.at(r) * size.at(r));
+            cs.rates.push_back(gflops.at(r, k) * 1e9);
+          }
+        compute_samples.push_back(std::move(cs));
         nlohmann::ordered_json c{{"match", match},
                                  {"trace", path},
                                  {"cpu_model", t.attributes.count("cpu_model") ? t.attributes.at("cpu_model") : ""},
@@ -382,8 +403,11 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         need_positive(triad, threads.rows(), where, "triad_bandwidth", "bandwidths in bytes per second");
         // STREAM counts the bytes read and written: a memcpy of S bytes moves 2 S.
         double best_copy = 0, best_triad = 0, one_core = 0;
+        std::size_t best_row = 0;
         for (std::size_t r = 0; r < threads.rows(); r++) {
           const double c = median_row(copy, r), tr = median_row(triad, r);
+          if (c > best_copy)
+            best_row = r;
           best_copy = std::max(best_copy, c);
           best_triad = std::max(best_triad, tr);
           if (threads.at(r) == 1)
@@ -391,6 +415,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
           for (std::size_t k = 0; k < copy.cols(); k++)
             ts.stream_spread.push_back(std::abs(copy.at(r, k) - c) / c);
         }
+        for (std::size_t k = 0; k < copy.cols(); k++)
+          ts.stream_rates.push_back(copy.at(best_row, k) / 2);
         ts.memcpy_all.add(best_copy / 2, path);
         if (one_core > 0) // a run on more threads only tells nothing of one core
           ts.memcpy_one.add(one_core / 2, path);
@@ -427,6 +453,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
                                         "of a host type (--hosts REGEX before each type's traces)");
         }
         ts.lookups.add(median_row(rate, row), path);
+        for (std::size_t k = 0; k < rate.cols(); k++)
+          ts.lookup_rates.push_back(rate.at(row, k));
         if (b.datasets.count("random_line_rate") && !b.datasets.at("random_line_rate").values.empty()) {
           const Dataset lines = need(b, "random_line_rate", Quantity::kPerSecond, path);
           need_positive(lines, lines.rows(), path + " (hash_table)", "random_line_rate", "cache lines per second");
@@ -473,6 +501,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
       nlohmann::ordered_json q{{"max_rel_spread", sp.empty() ? 0.0 : *std::max_element(sp.begin(), sp.end())},
                                {"median_rel_spread", sp.empty() ? 0.0 : simcore::quantile(sp, 0.5)}};
       ts.memcpy_all.describe(q, "memcpy_bandwidth");
+      q.update(rate_fit_quality(std::vector<double>(ts.stream_rates.size(), 1.0), ts.stream_rates,
+                                ts.memcpy_all.median()));
       type_quality[match]["memory"] = q;
     }
     if (!ts.lookups.empty()) {
@@ -485,7 +515,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         rates["memory_latency"] = {{"value", ts.latency.median()}, {"unit", "s"},
                                    {"doc", "one dependent random access over the table's size"}};
       }
-      nlohmann::ordered_json q = nlohmann::ordered_json::object();
+      nlohmann::ordered_json q = rate_fit_quality(std::vector<double>(ts.lookup_rates.size(), 1.0), ts.lookup_rates,
+                                                  ts.lookups.median());
       ts.lookups.describe(q, "hash_lookup_rate");
       type_quality[match]["hash"] = q;
     }
@@ -500,8 +531,14 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
                                              {"unit", "flops"},
                                              {"doc", kernel + " on " + devices + ", median of the repetitions"}};
       }
-    if (!gpu_median.empty())
-      type_quality[match]["gpu"] = gpu_shares(gpu_median);
+    if (!gpu_median.empty()) {
+      auto g = gpu_shares(gpu_median);
+      for (const auto& [kernel, values] : ts.gpu) // the median rate against each repetition
+        if (!values.empty())
+          g[kernel].update(rate_fit_quality(std::vector<double>(values.size(), 1.0), values,
+                                            simcore::quantile(values, 0.5)));
+      type_quality[match]["gpu"] = g;
+    }
   }
   // One host rule per host type: the median DGEMM rate of its traces; specific patterns before
   // the catch-all, since a profile's first matching rule wins.
@@ -511,6 +548,13 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     hosts.push_back({{"match", match}, {"speed", number(rate) + "f"}});
     type_rates[match]["dgemm_flops"] = {{"value", rate}, {"unit", "flops"},
                                         {"doc", "DGEMM, one core, hosts matching '" + match + "'"}};
+  }
+  // Each DGEMM trace against its host type's speed, every size and repetition: a DGEMM of
+  // n^3 timed as 2 n^3 / speed, as the simulation would.
+  for (std::size_t i = 0; i < compute_samples.size(); i++) {
+    const auto& cs = compute_samples[i];
+    const auto it = std::find_if(speeds.begin(), speeds.end(), [&](const auto& e) { return e.first == cs.match; });
+    quality["compute"][i].update(rate_fit_quality(cs.work, cs.rates, simcore::quantile(it->second, 0.5)));
   }
   for (const auto& match : types)
     if (!samples[match].stencils.empty())
@@ -586,8 +630,23 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         config["network/crosstraffic"] = "0";
     }
     const std::string pattern = concurrent ? "ping-ping" : "ping-pong";
-    rates["network_latency"] = {{"value", latency}, {"unit", "s"}, {"doc", pattern + ", smallest messages"}};
-    rates["network_bandwidth"] = {{"value", bandwidth}, {"unit", "Bps"}, {"doc", pattern + ", largest messages"}};
+    // Each placement's own, and the unqualified pair: the inter-node one where both were
+    // fitted (what a message between hosts costs), else the only one.
+    const std::string suffix = std::string(placement) == "intra-node" ? "_intra_node" : "_inter_node";
+    for (const std::string& name : {std::string(), suffix}) {
+      const std::string which = name.empty() ? " (" + std::string(placement) + ")" : "";
+      rates["network_latency" + name] = {{"value", latency}, {"unit", "s"}, {"doc", pattern + ", smallest messages" + which}};
+      rates["network_bandwidth" + name] = {{"value", bandwidth}, {"unit", "Bps"},
+                                           {"doc", pattern + ", largest messages" + which}};
+    }
+    // Where the fit found a protocol switch (eager to rendezvous, a jump in time per
+    // message): the size above which messages take the other protocol.
+    if (fit.switch_point() > 0)
+      rates["network_protocol_switch" + suffix] = {
+          {"value", fit.switch_point()},
+          {"unit", "B"},
+          {"doc", pattern + ", " + std::string(placement) + ": the first size measured past the fitted protocol "
+                                                            "switch (smaller messages: eager)"}};
     auto& q = quality[std::string(placement) == "intra-node" && networks.count("inter-node") ? "network_intra_node"
                                                                                               : "network"];
     q = network_quality(fit);
@@ -609,6 +668,19 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
       auto& o = q[concurrent ? "pingpong_fit_not_applied" : "pingping_fit_not_applied"];
       o = network_quality(fit_piecewise(ms2, mt2, options.max_segments));
       o["excluded_sizes"] = excluded2;
+    }
+    if (n.all_have_one_way) {
+      // Messages streamed back to back (a window of MPI_Isend): the time per message is the
+      // sender's gap, not a latency; its last segment's bandwidth is what a stream of
+      // messages gets. For comparison: a simulated message costs what the fit above says.
+      std::vector<double> ms3, mt3, sp3;
+      median_per_size(n.one_way_sizes, n.one_way_times, ms3, mt3, sp3);
+      if (ms3.size() >= 2) {
+        const auto excluded3 = drop_isolated_outliers(ms3, mt3, options.outlier_tolerance);
+        auto& o = q["one_way_fit_not_applied"];
+        o = network_quality(fit_piecewise(ms3, mt3, options.max_segments));
+        o["excluded_sizes"] = excluded3;
+      }
     }
   }
   if (!fitted)

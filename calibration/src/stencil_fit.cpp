@@ -63,6 +63,8 @@ StencilFit fit_stencil(const Benchmark& b, const std::string& path)
         throw simcore::InputError(where, "cell_rate[" + std::to_string(r) + "][" + std::to_string(c) + "] = " +
                                              number(x) + "; expected cells per second, a positive number");
       row.push_back(x);
+      fit.work.push_back(cells.at(r) * cells.at(r) * cells.at(r));
+      fit.rates.push_back(x);
     }
     const double med = simcore::quantile(row, 0.5);
     for (double x : row)
@@ -87,6 +89,8 @@ StencilFit pool_stencil_fits(const std::vector<StencilFit>& fits)
 {
   StencilFit pooled = fits.at(0);
   NodeSamples rates;
+  pooled.work.clear();
+  pooled.rates.clear();
   for (const auto& f : fits) {
     if (f.stencil != pooled.stencil || f.variables != pooled.variables || f.cells != pooled.cells)
       throw simcore::InputError(
@@ -98,6 +102,8 @@ StencilFit pool_stencil_fits(const std::vector<StencilFit>& fits)
               number(pooled.cells) + "; expected the same sweep on every node of a host type (--hosts REGEX "
                                      "before each type's traces)");
     rates.add(f.cell_rate, f.path);
+    pooled.work.insert(pooled.work.end(), f.work.begin(), f.work.end());
+    pooled.rates.insert(pooled.rates.end(), f.rates.begin(), f.rates.end());
   }
   pooled.cell_rate = rates.median();
   if (fits.size() > 1)
@@ -114,6 +120,18 @@ void add_stencil_rates(const StencilFit& fit, const nlohmann::ordered_json& host
                            number(fit.cells) + " (the largest size measured)";
   rates["stencil_cell_rate"] = {{"value", fit.cell_rate}, {"unit", "cells/s"}, {"doc", "stencil sweep, " + what}};
   quality["stencil"] = fit.quality;
+  // The one rate applied to every size measured (as the halo model applies flops_per_cell to
+  // any cube), and at the largest size alone, where it was taken: cubes the caches hold
+  // sweep faster than the rate says.
+  quality["stencil"].update(rate_fit_quality(fit.work, fit.rates, fit.cell_rate));
+  std::vector<double> w_largest, r_largest;
+  for (std::size_t i = 0; i < fit.work.size(); i++)
+    if (fit.work[i] == fit.cells * fit.cells * fit.cells)
+      w_largest.push_back(fit.work[i]), r_largest.push_back(fit.rates[i]);
+  auto at_largest = rate_fit_quality(w_largest, r_largest, fit.cell_rate);
+  at_largest.erase("r2");
+  at_largest.erase("r2_note");
+  quality["stencil"]["at_largest_size"] = at_largest;
   // The host rule of the stencil trace's host type, else the catch-all one, else the only one.
   const nlohmann::ordered_json* rule = hosts.size() == 1 ? &hosts.front() : nullptr;
   for (const auto& h : hosts)

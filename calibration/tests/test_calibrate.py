@@ -153,7 +153,8 @@ def run_halo(tmp_path, name, params, profile=None, metric="makespan", extra=(), 
 """)
     out = subprocess.run([SIMCORE, "run", str(scenario), "--json", "--quiet", "--out", str(tmp_path / name), *extra],
                          capture_output=True, text=True, check=True).stdout
-    return json.loads(out)["metrics"][metric]
+    metrics = json.loads(out)["metrics"]
+    return metrics if metric is None else metrics[metric]
 
 
 def halo_time(tmp_path, profile):
@@ -172,6 +173,29 @@ def test_profile_doubling_the_bandwidth_halves_a_transfer_bound_time(tmp_path):
     slow, fast = halo_time(tmp_path, profiles["slow"]), halo_time(tmp_path, profiles["fast"])
     assert slow == pytest.approx(2e6 / 1e9, rel=1e-6)  # one 2 MB face over the loopback
     assert fast == pytest.approx(slow / 2, rel=1e-9)
+
+
+def test_a_fitted_protocol_switch_sets_the_halo_eager_limit_in_detailed_mode(tmp_path):
+    """A 12.8 kB face between two ranks of one node: a single copy under the default 4 KiB
+    eager limit; eager under a profile whose intra-node switch lies at 16 KiB; a single copy
+    again where the scenario sets the limit itself, or in SMPI mode."""
+    profile = tmp_path / "switch.json"
+    profile.write_text(json.dumps({"schema": "simcore-profile/1", "rates": {
+        "network_protocol_switch_intra_node": {"value": 16384, "unit": "B"}}}))
+    params = {"ranks_per_node": 2, "local_cells": "1,40,40", "periodic": "false", "variables": 1,
+              "iterations": 1, "flops_per_cell": 0}
+
+    def messages(name, extra, prof):
+        m = run_halo(tmp_path, name, {**params, **extra}, prof, metric=None)
+        return m.get("intra_eager_messages", 0), m.get("intra_single-copy_messages", 0)
+
+    assert messages("plain", {}, None) == (0, 2)
+    assert messages("fitted", {}, profile) == (2, 0)
+    assert messages("given", {"intra_eager_limit": "4KiB"}, profile) == (0, 2)  # the scenario's value wins
+    # SMPI mode keeps SMPI's own detached threshold: the profile changes nothing there.
+    smpi = run_halo(tmp_path, "smpi", {**params, "mode": "smpi"}, profile, metric="makespan")
+    smpi_plain = run_halo(tmp_path, "smpi_plain", {**params, "mode": "smpi"}, None, metric="makespan")
+    assert smpi == smpi_plain
 
 
 @pytest.mark.parametrize("make, message", [
@@ -366,9 +390,16 @@ def test_hash_benchmark_compares_every_structure_on_one_workload(tmp_path):
         assert {"absl_flat_hash_map", "std_unordered_map", "tbb_concurrent_hash_map"} <= set(names)
         hits = g["hit_share"][()]
         assert len(hits) == len(names) == 9
-        assert np.allclose(hits, hits[0]) and abs(hits[0] - 0.1) < 0.01  # same answers, 90 % misses
+        # Same answers, exactly: at load 0.7 the default layout (1/8 secondary) stores every key.
+        assert (hits == hits[0]).all() and abs(hits[0] - 0.1) < 0.01  # 90 % misses
+        assert list(g["refused_key_queries"][()]) == [0, 0, 0]
         assert (g["lookup_rate"][()] > 0).all()
-        assert g["insert_failure_rate"].shape == (4,)
+        assert list(g["secondary_share"][()]) == [0, 0.125, 0.25, 0.5]
+        failures = g["insert_failure_rate"][()] * int(g.attrs["keys"])
+        assert np.array_equal(failures, np.round(failures))  # whole keys
+        # One secondary bucket (share 0) takes 16 of the keys both primary buckets pass on:
+        # at this load more pass on, where the default layout refuses none.
+        assert failures[1] == 0 and failures[0] > 0
         lines = g["random_line_rate"][()]
         assert list(g["chains"][()])[0] == 1 and lines.max() >= lines[0] > 0  # overlapped misses: at least as fast
         # Parameters written as numbers keep their digits (a latency of 5 ns is not "0.000000").
@@ -391,6 +422,34 @@ def test_hash_benchmark_compares_every_structure_on_one_workload(tmp_path):
     assert rates["hash_lookup_rate"]["value"] == pytest.approx(batched)
     assert rates["random_line_rate"]["value"] == pytest.approx(lines.max())
     assert rates["memory_latency"]["value"] == pytest.approx(1 / lines[0])
+
+
+@pytest.mark.skipif(not (BIN / "calib_hash").exists(), reason="calib_hash needs Abseil, oneTBB and Boost")
+def test_hash_benchmark_accounts_for_the_keys_the_table_refuses(tmp_path):
+    """At load 0.95 the table refuses keys: it must find what the maps find less the queries of
+    those keys, exactly (else exit 1 and no trace), and the seeded workload repeats."""
+    runs = []
+    for name in ("a.h5", "b.h5"):
+        trace = tmp_path / name
+        res = subprocess.run([str(BIN / "calib_hash"), "--buckets", "4096", "--load", "0.95", "--queries", "100000",
+                              "--repetitions", "1", "-o", str(trace)], capture_output=True, text=True)
+        assert res.returncode == 0, res.stdout + res.stderr
+        with h5py.File(trace, "r") as f:
+            g = f["hash_table"]
+            queries, keys = int(g.attrs["queries"]), int(g.attrs["keys"])
+            runs.append({d: g[d][()] for d in ("hit_share", "refused_key_queries", "insert_failure_rate")})
+    hits = np.round(runs[0]["hit_share"] * queries)
+    refused = runs[0]["refused_key_queries"]
+    assert refused[0] > 0 and (refused == refused[0]).all()  # the three variants refuse the same keys
+    assert (hits[3:] == hits[3]).all()  # the maps: what std::unordered_map finds
+    assert (hits[:3] == hits[3] - refused).all()
+    # Failures per layout (share 0, 1/8, 1/4, 1/2), in keys: the default 1/8 refuses fewest, a
+    # larger secondary region more (the primary one fills), a single secondary bucket most (the
+    # same order at loads 0.95 and 1, float and double keys, 1024 to 16384 buckets).
+    failures = np.round(runs[0]["insert_failure_rate"] * keys)
+    assert 0 < failures[1] < failures[2] < failures[3] < failures[0]
+    for d in runs[0]:  # seeded: the same keys, queries and answers each run
+        assert np.array_equal(runs[0][d], runs[1][d]), d
 
 
 def write_synthetic_stencil(path, cells, rates, stencil="7-point", variables=5):
@@ -445,6 +504,91 @@ def test_fitter_turns_stencil_and_dgemm_traces_into_flops_per_cell(tmp_path, dge
     assert q["median_rel_spread"] == pytest.approx(np.median(spreads), rel=1e-12)
     assert q["max_rel_spread"] == pytest.approx(0.25, rel=1e-12)
     assert "note" not in q
+
+
+def rate_quality(work, rates, rate):
+    """R^2 and relative errors of the times work / rate against the times work / rates, as
+    the profile defines them (an independent reckoning of the same definition)."""
+    work, rates = np.asarray(work, dtype=float), np.asarray(rates, dtype=float)
+    t, pred = work / rates, work / rate
+    err = np.abs(pred - t) / t
+    return 1 - ((pred - t) ** 2).sum() / ((t - t.mean()) ** 2).sum(), err.max(), np.median(err)
+
+
+def test_every_part_of_the_profile_has_its_fit_quality(tmp_path):
+    """R^2, max and median relative error for compute, stencil, memory and hash lookups, as
+    for the network: each rate applied to what was measured, as a simulation applies it."""
+    stencil, dgemm, stream, hashes = (tmp_path / f"{n}.h5" for n in ("stencil", "dgemm", "stream", "hash"))
+    write_synthetic_stencil(stencil, STENCIL_CELLS, STENCIL_RATES)
+    gflops = [[30.0, 31.0, 29.0], [41.0, 40.0, 43.0]]
+    write_synthetic_dgemm(dgemm, [256, 512], gflops)
+    with synthetic_trace(stream) as f:  # two thread counts: the fitted rate is the faster one's
+        g = f.create_group("stream")
+        g.create_dataset("threads", data=np.array([1.0, 2.0])).attrs["unit"] = ""
+        g.create_dataset("copy_bandwidth", data=np.array([[10e9, 11e9, 9e9], [20e9, 22e9, 18e9]])).attrs["unit"] = "Bps"
+        g.create_dataset("triad_bandwidth", data=np.full((2, 3), 30e9)).attrs["unit"] = "Bps"
+    with synthetic_trace(hashes) as f:
+        g = f.create_group("hash_table")
+        g.attrs["structures"] = "simd_table,simd_table_batched"
+        g.attrs["miss_rate"] = "0.9"
+        g.create_dataset("lookup_rate", data=np.array([[1e7] * 3, [1.0e8, 1.2e8, 0.9e8]])).attrs["unit"] = "1/s"
+    p = fitted(tmp_path, stencil, dgemm, stream, hashes)
+    q = p["quality"]
+
+    # DGEMM: the speed (41 Gflop/s, the median at n = 512) times every size's every repetition.
+    work = [2 * n ** 3 for n in (256, 512) for _ in range(3)]
+    r2, mx, med = rate_quality(work, np.ravel(gflops) * 1e9, 41e9)
+    c = q["compute"][0]
+    assert c["r2"] == pytest.approx(r2, rel=1e-9) and 0.9 < r2 < 1
+    assert c["max_rel_error"] == pytest.approx(12 / 41, rel=1e-12) == pytest.approx(mx, rel=1e-12)
+    assert c["median_rel_error"] == pytest.approx(6 / 41, rel=1e-12) == pytest.approx(med, rel=1e-12)
+    assert c["samples"] == 6
+
+    # Stencil: the cell rate (2e8, at 64^3) applied to every size, and at 64^3 alone.
+    cubes = [n ** 3 for n, row in zip(STENCIL_CELLS, STENCIL_RATES) for _ in row]
+    r2, mx, med = rate_quality(cubes, np.ravel(STENCIL_RATES), 2e8)
+    st = q["stencil"]
+    assert st["r2"] == pytest.approx(r2, rel=1e-9)
+    assert st["max_rel_error"] == pytest.approx(1.1, rel=1e-12)  # 4.2e8 cells/s at 16^3: 2.1 x the rate
+    assert st["median_rel_error"] == pytest.approx(med, rel=1e-12)
+    assert st["at_largest_size"]["max_rel_error"] == pytest.approx(0.25, rel=1e-12)
+    assert st["at_largest_size"]["median_rel_error"] == pytest.approx(0.05, rel=1e-12)
+    assert "r2" not in st["at_largest_size"]
+
+    # Memory: memcpy_bandwidth (22 GB/s / 2... the median of the 2-thread row, 20e9 / 2)
+    # against that row's repetitions; one array size, so no R^2.
+    assert p["rates"]["memcpy_bandwidth"]["value"] == 10e9
+    m = q["memory"]
+    assert m["max_rel_error"] == pytest.approx(0.1, rel=1e-12)
+    assert m["median_rel_error"] == pytest.approx(0.1, rel=1e-12)
+    assert m["r2"] is None and "undefined" in m["r2_note"]
+
+    # Hash lookups: the pipelined table's median (1e8/s) against its repetitions.
+    h = q["hash"]
+    assert p["rates"]["hash_lookup_rate"]["value"] == 1e8
+    assert h["max_rel_error"] == pytest.approx(0.2, rel=1e-12)
+    assert h["median_rel_error"] == pytest.approx(0.1, rel=1e-12)
+    assert h["r2"] is None
+
+
+def test_one_way_streaming_is_fitted_for_comparison(tmp_path):
+    """calib_pingpong's one_way group (a window of MPI_Isend): the time per message of a
+    stream, fitted beside the applied fit and not applied."""
+    trace = tmp_path / "net.h5"
+    write_synthetic_network(trace, POWERS, pingpong_law)
+    with h5py.File(trace, "a") as f:
+        g = f.create_group("one_way")
+        g.attrs["placement"] = "inter-node"
+        g.create_dataset("size", data=POWERS).attrs["unit"] = "B"
+        g.create_dataset("time", data=np.repeat((0.5e-6 + POWERS / 8e9)[:, None], 5, axis=1)).attrs["unit"] = "s"
+    p = fitted(tmp_path, trace)
+    o = p["quality"]["network"]["one_way_fit_not_applied"]
+    assert len(o["segments"]) == 1
+    assert o["segments"][0]["latency"] == pytest.approx(0.5e-6, rel=1e-6)
+    assert o["segments"][0]["bandwidth"] == pytest.approx(8e9, rel=1e-6)
+    assert o["r2"] == pytest.approx(1, abs=1e-12) and o["max_rel_error"] < 1e-6
+    lat, bw = link_of(p)  # the applied fit is still the ping-pong's
+    assert lat == pytest.approx(PP_LAT, rel=1e-6) and bw == pytest.approx(PP_BW, rel=1e-6)
 
 
 def test_fitter_without_a_dgemm_trace_gives_only_the_cell_rate(tmp_path):
@@ -740,6 +884,12 @@ def test_smpi_factor_bounds_of_a_two_segment_fit(tmp_path):
     assert segs[1]["latency"] == pytest.approx(1e-5, rel=1e-6)
     assert segs[1]["bandwidth"] == pytest.approx(1e10, rel=1e-6)
     assert q["protocol_switch"] == 65536.0
+    # The switch as a rate that models read (the halo model's eager limit in detailed mode),
+    # and each placement's own latency and bandwidth.
+    assert p["rates"]["network_protocol_switch_inter_node"]["value"] == 65536.0
+    assert "network_protocol_switch_intra_node" not in p["rates"]
+    assert p["rates"]["network_latency_inter_node"]["value"] == pytest.approx(1e-6, rel=1e-6)
+    assert p["rates"]["network_bandwidth_inter_node"]["value"] == pytest.approx(1e10, rel=1e-6)
     cfg = p["simgrid_config"]
     assert cfg["network/model"] == "SMPI"
     nf = p["network_factors"]["inter-node"]
@@ -842,7 +992,22 @@ def test_cuda_trace_gives_one_rate_per_kernel(tmp_path):
     assert "network" not in p["quality"]
     gpu = p["quality"]["gpu"]
     assert set(gpu) == set(CUDA_GFLOPS)
-    assert all(set(q) == {"flops"} for q in gpu.values())  # no peak, no cuBLAS measured
+    assert all(set(q) & SHARES == {"flops"} for q in gpu.values())  # no peak, no cuBLAS measured
+    # Each kernel's median rate against its repetitions (one work size: no R^2).
+    for kernel, values in CUDA_GFLOPS.items():
+        med = np.median(values)
+        errors = [abs(v / med - 1) for v in values]
+        assert gpu[kernel]["max_rel_error"] == pytest.approx(max(errors), rel=1e-12, abs=1e-15)
+        assert gpu[kernel]["median_rel_error"] == pytest.approx(np.median(errors), rel=1e-12, abs=1e-15)
+        assert gpu[kernel]["r2"] is None and "r2_note" in gpu[kernel]
+
+
+SHARES = {"flops", "share_of_peak", "share_of_cublas", "share_of_cudnn"}
+
+
+def shares(q):
+    """A GPU kernel's rate and shares, without its fit quality."""
+    return {k: v for k, v in q.items() if k in SHARES}
 
 
 def cuda_trace_as_the_device_writes_it(path, rates):
@@ -904,14 +1069,14 @@ def test_gpu_kernels_are_rated_against_the_peak_and_cublas_of_the_same_run(tmp_p
     p = fitted(tmp_path, trace)  # the fitter reads the JSON form as it is
     assert set(p["rates"]) == {"gpu_%s_flops" % k for k in rates}  # a dataset in seconds is no rate
     gpu = p["quality"]["gpu"]
-    assert gpu["gemm_fp32_blocked"] == pytest.approx({"flops": 12e12, "share_of_peak": 0.2, "share_of_cublas": 0.25})
-    assert gpu["gemm_tf32_wmma_blocked"] == pytest.approx(
+    assert shares(gpu["gemm_fp32_blocked"]) == pytest.approx({"flops": 12e12, "share_of_peak": 0.2, "share_of_cublas": 0.25})
+    assert shares(gpu["gemm_tf32_wmma_blocked"]) == pytest.approx(
         {"flops": 150e12, "share_of_peak": 0.5, "share_of_cublas": 0.375})
-    assert gpu["cublas_gemm_tf32"] == pytest.approx({"flops": 400e12, "share_of_peak": 4 / 3})
-    assert gpu["conv3d_ndhwc"] == pytest.approx({"flops": 5e12, "share_of_peak": 5 / 60, "share_of_cudnn": 0.25})
-    assert gpu["conv3d_ncdhw"] == pytest.approx({"flops": 4e12, "share_of_peak": 4 / 60})  # no cuDNN in its layout
-    assert gpu["cudnn_conv3d_ndhwc_tf32"] == pytest.approx({"flops": 90e12, "share_of_peak": 0.3})
-    assert gpu["peak_fp32_fma"] == {"flops": 60e12}
+    assert shares(gpu["cublas_gemm_tf32"]) == pytest.approx({"flops": 400e12, "share_of_peak": 4 / 3})
+    assert shares(gpu["conv3d_ndhwc"]) == pytest.approx({"flops": 5e12, "share_of_peak": 5 / 60, "share_of_cudnn": 0.25})
+    assert shares(gpu["conv3d_ncdhw"]) == pytest.approx({"flops": 4e12, "share_of_peak": 4 / 60})  # no cuDNN in its layout
+    assert shares(gpu["cudnn_conv3d_ndhwc_tf32"]) == pytest.approx({"flops": 90e12, "share_of_peak": 0.3})
+    assert shares(gpu["peak_fp32_fma"]) == {"flops": 60e12}
 
 
 def test_a_json_trace_converts_to_hdf5_that_h5py_reads_and_the_fitter_fits_alike(tmp_path):

@@ -77,6 +77,17 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
     s.memory_bandwidth = ctx.calibration().rate_or("memcpy_bandwidth", 20e9);
   s.protocols.inter_eager_limit = p.get_double("inter_eager_limit");
   s.protocols.intra_eager_limit = p.get_double("intra_eager_limit");
+  // The detailed protocols: where the scenario gives no eager limit, the switch that the
+  // profile's network fit found (its first size past the step: the messages below it went
+  // eager). SMPI mode keeps SMPI's own detached threshold (the default of 64 KiB).
+  if (p.get_string("mode") != "smpi") {
+    if (!p.given("inter_eager_limit"))
+      s.protocols.inter_eager_limit =
+          ctx.calibration().rate_or("network_protocol_switch_inter_node", s.protocols.inter_eager_limit + 1) - 1;
+    if (!p.given("intra_eager_limit"))
+      s.protocols.intra_eager_limit =
+          ctx.calibration().rate_or("network_protocol_switch_intra_node", s.protocols.intra_eager_limit + 1) - 1;
+  }
   s.protocols.single_copy_startup = p.get_double("single_copy_startup");
   s.protocols.inter_large =
       p.get_string("inter_large_protocol") == "pipelined" ? halo::Protocol::Pipelined : halo::Protocol::Rendezvous;
@@ -174,10 +185,12 @@ simcore::ModelInfo make_info()
                                   "'memcpy_bandwidth', else 20GBps")
                   .at_least(0),
               ParamSpec::quantity("inter_eager_limit", ParamType::Size, "64KiB",
-                                  "inter-node: larger messages use rendezvous (Open MPI btl_tcp_eager_limit)")
+                                  "inter-node: larger messages use rendezvous (Open MPI btl_tcp_eager_limit; detailed mode: "
+                                  "else below the profile's 'network_protocol_switch_inter_node')")
                   .at_least(0),
               ParamSpec::quantity("intra_eager_limit", ParamType::Size, "4KiB",
-                                  "intra-node: larger messages use a single copy (Open MPI btl_vader_eager_limit)")
+                                  "intra-node: larger messages use a single copy (Open MPI btl_vader_eager_limit; detailed "
+                                  "mode: else below the profile's 'network_protocol_switch_intra_node')")
                   .at_least(0),
               ParamSpec::quantity("single_copy_startup", ParamType::Time, "2us",
                                   "set-up cost of a kernel-assisted single copy (CMA/XPMEM)")

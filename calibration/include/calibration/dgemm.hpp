@@ -1,7 +1,8 @@
 /* Dense matrix multiply kernels for calibration: C += A B, row-major, double precision.
  * A plain reference, and a blocked kernel with an AVX-512 micro-kernel chosen at run time
  * where the CPU has AVX-512F (identical results up to rounding; a portable blocked kernel
- * otherwise). */
+ * otherwise, or where dgemm_set_simd(false) asks for it, so that both paths can be compared on
+ * one CPU). */
 #pragma once
 
 #include <cstddef>
@@ -14,8 +15,17 @@ void dgemm_reference(std::size_t m, std::size_t n, std::size_t k, const double* 
 /** The same product, blocked for the caches, AVX-512 where available. */
 void dgemm_fast(std::size_t m, std::size_t n, std::size_t k, const double* a, const double* b, double* c);
 
-/** "avx512" or "portable": what dgemm_fast runs on this CPU. */
+/** "avx512" or "portable": what dgemm_fast runs now, on this CPU and after dgemm_set_simd. */
 const char* dgemm_fast_path();
+
+/** Whether this CPU has AVX-512F, which the AVX-512 micro-kernel needs. */
+bool dgemm_avx512_available();
+
+/** Force the portable micro-kernel (false), or let dgemm_fast take AVX-512 again (true, the
+ *  default) where the CPU has it; a CPU without it stays on the portable one, as with
+ *  SimdHashTable::set_simd. For comparing both paths on one CPU. Process-wide: change it while
+ *  no dgemm_fast call runs, or a call may run on either path. */
+void dgemm_set_simd(bool on);
 
 /** The core's measured double-precision peak (flop/s): independent fused multiply-adds on
  *  registers only, with the widest vectors dgemm_fast uses, for about `seconds`. What the

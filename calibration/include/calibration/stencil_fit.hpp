@@ -23,6 +23,8 @@ struct StencilFit {
   double cells = 0;         ///< cells per side of the largest size, where the rate is taken
   double cell_rate = 0;     ///< cells per second, one core: the median repetition at `cells`
   nlohmann::ordered_json quality; ///< spread of the repetitions, the rate of every size
+  std::vector<double> work;       ///< cells of one sweep (n^3), every size and repetition (of every pooled trace)
+  std::vector<double> rates;      ///< the cell rate of each of them
 };
 
 /** Reads a "stencil" group of the trace `path`. Throws simcore::InputError naming the file
