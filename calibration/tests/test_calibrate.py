@@ -1263,6 +1263,41 @@ def test_the_node_traces_of_one_host_type_are_pooled(tmp_path):
     assert [b["stencil_cell_rate"] for b in q["stencil"]["by_trace"]] == [1.0e8, 1.2e8, 1.1e8]
 
 
+def test_each_host_type_gets_its_own_hash_and_gpu_rates(tmp_path):
+    """Hash lookups measured on both types and CUDA kernels on one: each rule carries its own
+    type's rates, the GPU rates only on the GPU type's rule, and the quality sections list one
+    entry per type that measured them, each naming its pattern."""
+    t = host_type_traces(tmp_path)
+    for kind, lookups in (("cpu", 1e8), ("gpu", 4e7)):
+        h = tmp_path / f"{kind}-hash.h5"
+        write_synthetic_hash(h, lookups, 2 * lookups, 100e-9 if kind == "cpu" else 200e-9)
+        t[kind].append(h)
+    cuda = tmp_path / "gpu-cuda.h5"
+    with synthetic_trace(cuda) as f:
+        g = f.create_group("cuda")
+        g.attrs["device"] = "Test GPU"
+        g.create_dataset("gemm_fp32", data=np.array([9000.0, 10000.0, 11000.0])).attrs["unit"] = "Gflop/s"
+    t["gpu"].append(cuda)
+    out = tmp_path / "p.json"
+    res = subprocess.run([SIMCORE, "calibrate", "--hosts", "cpu-.*", *map(str, t["cpu"]), "--hosts", "gpu-.*",
+                          *map(str, t["gpu"]), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    rules = {h["match"]: h["rates"] for h in p["hosts"]}
+    assert rules["cpu-.*"]["hash_lookup_rate"]["value"] == 1e8
+    assert rules["gpu-.*"]["hash_lookup_rate"]["value"] == 4e7
+    assert rules["cpu-.*"]["memory_latency"]["value"] == pytest.approx(100e-9)
+    assert rules["gpu-.*"]["memory_latency"]["value"] == pytest.approx(200e-9)
+    assert rules["gpu-.*"]["gpu_gemm_fp32_flops"]["value"] == 10000e9
+    assert not any(k.startswith("gpu_") for k in rules["cpu-.*"])
+    assert [q["match"] for q in p["quality"]["hash"]] == ["cpu-.*", "gpu-.*"]
+    assert [q["match"] for q in p["quality"]["gpu"]] == ["gpu-.*"]
+    assert p["quality"]["gpu"][0]["gemm_fp32"]["max_rel_error"] == pytest.approx(0.1, rel=1e-12)
+    # Profile-wide rates: the first type's (no catch-all), saying so.
+    assert p["rates"]["hash_lookup_rate"]["value"] == 1e8
+    assert "hosts matching 'cpu-.*'" in p["rates"]["hash_lookup_rate"]["doc"]
+
+
 def test_nodes_of_one_type_that_differ_widely_get_a_note(tmp_path):
     """The two host types' traces given without --hosts: pooled as one type (median of two),
     and the quality section points at --hosts."""
