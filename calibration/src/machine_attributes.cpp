@@ -8,7 +8,11 @@
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
+#include <utility>
 #include <vector>
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 #include "simcore_git_revision.hpp" // generated at every build (calibration/cmake/git_revision.cmake)
 
@@ -41,6 +45,31 @@ std::string gpu_models()
   return fs::exists("/dev/nvidia0") ? "nvidia (model not listed)" : "none";
 }
 
+#if defined(__aarch64__) && defined(__linux__)
+/** The CPU's features as the kernel reports them to the process (AT_HWCAP, AT_HWCAP2), in
+ *  the names /proc/cpuinfo's "Features" line gives them: only those the isa attribute keeps
+ *  (floating point, Advanced SIMD, SVE and its extensions). Under qemu-user /proc/cpuinfo is the
+ *  host's (an x86 one here), while the auxiliary vector is the emulated CPU's. */
+std::string aarch64_hwcap_features()
+{
+  static const std::pair<unsigned long, const char*> hwcap[] = {
+      {1UL << 0, "fp"}, {1UL << 1, "asimd"}, {1UL << 22, "sve"}};
+  static const std::pair<unsigned long, const char*> hwcap2[] = {
+      {1UL << 1, "sve2"},      {1UL << 2, "sveaes"},    {1UL << 3, "svepmull"}, {1UL << 4, "svebitperm"},
+      {1UL << 5, "svesha3"},   {1UL << 6, "svesm4"},    {1UL << 9, "svei8mm"},  {1UL << 10, "svef32mm"},
+      {1UL << 11, "svef64mm"}, {1UL << 12, "svebf16"}};
+  const unsigned long caps = getauxval(AT_HWCAP), caps2 = getauxval(AT_HWCAP2);
+  std::string features;
+  for (const auto& [bit, name] : hwcap)
+    if (caps & bit)
+      features += (features.empty() ? "" : " ") + std::string(name);
+  for (const auto& [bit, name] : hwcap2)
+    if (caps2 & bit)
+      features += (features.empty() ? "" : " ") + std::string(name);
+  return features;
+}
+#endif
+
 } // namespace
 
 std::map<std::string, std::string> machine_attributes(const std::string& build_flags)
@@ -51,6 +80,9 @@ std::map<std::string, std::string> machine_attributes(const std::string& build_f
   a["host"] = host;
   std::ifstream cpu("/proc/cpuinfo");
   std::string line, model, flags;
+#if defined(__aarch64__) && defined(__linux__)
+  bool arm_cpuinfo = false; // "Features" and "CPU implementer" are Arm kernels' keys
+#endif
   while (std::getline(cpu, line)) {
     const auto colon = line.find(':');
     if (colon == std::string::npos)
@@ -61,12 +93,24 @@ std::map<std::string, std::string> machine_attributes(const std::string& build_f
       model = value;
     if (flags.empty() && (key == "flags" || key == "Features"))
       flags = value;
+#if defined(__aarch64__) && defined(__linux__)
+    arm_cpuinfo = arm_cpuinfo || key == "Features" || key == "CPU implementer";
+#endif
   }
+#if defined(__aarch64__) && defined(__linux__)
+  // An Arm program reads the features from the kernel's auxiliary vector, which is what the
+  // CPU running it offers, emulated or not; a /proc/cpuinfo of another architecture (qemu-user
+  // passes the host's through) names the host, not this CPU.
+  flags = aarch64_hwcap_features();
+  if (!arm_cpuinfo)
+    model = "aarch64, emulated (/proc/cpuinfo is the host's" + (model.empty() ? std::string() : ": " + model) + ")";
+#endif
   a["cpu_model"] = model;
   std::string isa;
   std::istringstream fl(flags);
   for (std::string f; fl >> f;)
-    if (f.rfind("avx", 0) == 0 || f.rfind("sve", 0) == 0 || f == "fma" || f == "asimd" || f.rfind("sse4", 0) == 0)
+    if (f.rfind("avx", 0) == 0 || f.rfind("sve", 0) == 0 || f == "fma" || f == "asimd" || f == "fp" ||
+        f.rfind("sse4", 0) == 0)
       isa += (isa.empty() ? "" : " ") + f;
   a["isa"] = isa;
   a["gpu"] = gpu_models();

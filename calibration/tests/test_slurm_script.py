@@ -153,3 +153,42 @@ def test_an_output_folder_that_holds_traces_is_refused(tmp_path):
     (tmp_path / "out" / "stream-old.h5").write_bytes(b"")
     res, out, steps = run_script(tmp_path, ["n0"])
     assert res.returncode == 2 and "already holds traces" in res.stderr and steps == []
+
+
+@pytest.mark.skipif(shutil.which("qemu-aarch64") is None or not (BIN / "calib_dgemm_sve").exists(),
+                    reason="needs the aarch64 cross build of calib_dgemm_sve and qemu-aarch64")
+def test_on_arm_nodes_with_sve_the_host_speed_comes_from_the_sve_dgemm(tmp_path):
+    """Arm nodes with SVE, played by `uname -m` answering aarch64 and calib_dgemm_sve run under
+    qemu-aarch64 -cpu max: its JSON traces replace calib_dgemm's and set the host speed."""
+    arm = tmp_path / "arm"
+    build = tmp_path / "build"
+    (build / "bin").mkdir(parents=True)
+    arm.mkdir()
+    (arm / "uname").write_text('#!/bin/sh\n[ "$1" = -m ] && { echo aarch64; exit 0; }\nexec /usr/bin/uname "$@"\n')
+    (arm / "uname").chmod(0o755)
+    for program in BIN.iterdir():
+        if program.name != "calib_dgemm_sve":
+            (build / "bin" / program.name).symlink_to(program)
+    sve = build / "bin" / "calib_dgemm_sve"
+    sve.write_text('#!/bin/sh\nexec %s -cpu max %s "$@"\n' % (shutil.which("qemu-aarch64"), BIN / "calib_dgemm_sve"))
+    sve.chmod(0o755)
+    nodes = ["n0", "n1"]
+    res, out, steps = run_script(tmp_path, nodes, "", {
+        "PATH": "%s:%s:%s" % (arm, tmp_path / "fake-bin", os.environ["PATH"]), "SIMCORE_BUILD_DIR": str(build),
+        "CALIB_DGEMM_ARGS": "--peak-gflops 1", "CALIB_DGEMM_SVE_ARGS": "--sizes 32,48 --repetitions 3"})
+    assert res.returncode == 0, res.stdout + res.stderr
+    programs = [s["program"] for s in steps]
+    assert "calib_dgemm_sve" in programs and "calib_dgemm" not in programs
+    assert not list(out.glob("dgemm-*.h5"))
+    assert sorted(p.name for p in out.glob("dgemm-*.json")) == ["dgemm-n0.json", "dgemm-n1.json"]
+    speeds = []
+    for n in nodes:
+        trace = json.loads((out / ("dgemm-%s.json" % n)).read_text())
+        assert "sve" in trace["attributes"]["isa"].split()
+        dgemm = trace["benchmarks"]["dgemm"]
+        assert dgemm["parameters"]["path"] == "sve" and dgemm["datasets"]["size"]["values"] == [32, 48]
+        speeds.append(sorted(dgemm["datasets"]["gflops"]["values"][3:])[1] * 1e9)
+    for name in ("profile.json", "profile-inter.json", "profile-intra.json"):
+        p = profile(out / name)
+        assert [c["path"] for c in p["quality"]["compute"]] == ["sve", "sve"]
+        assert p["rates"]["dgemm_flops"]["value"] == pytest.approx(sum(speeds) / 2, rel=1e-12)
