@@ -198,7 +198,9 @@ int main(int argc, char** argv)
     }
     std::vector<double> row(gflops.values.end() - reps, gflops.values.end());
     std::sort(row.begin(), row.end());
-    medians.push_back(row[row.size() / 2]);
+    // The median as the fitter takes it (the mean of the two middle values of an even count).
+    const std::size_t mid = row.size() / 2;
+    medians.push_back(row.size() % 2 ? row[mid] : 0.5 * (row[mid - 1] + row[mid]));
   }
   std::string written;
   int rc = 0;

@@ -79,7 +79,7 @@ std::map<std::string, std::string> machine_attributes(const std::string& build_f
   gethostname(host, sizeof host - 1);
   a["host"] = host;
   std::ifstream cpu("/proc/cpuinfo");
-  std::string line, model, flags;
+  std::string line, model, flags, implementer, part;
 #if defined(__aarch64__) && defined(__linux__)
   bool arm_cpuinfo = false; // "Features" and "CPU implementer" are Arm kernels' keys
 #endif
@@ -89,8 +89,13 @@ std::map<std::string, std::string> machine_attributes(const std::string& build_f
       continue;
     const std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
     const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-    if (model.empty() && (key == "model name" || key == "CPU part"))
+    if (model.empty() && key == "model name")
       model = value;
+    // Arm kernels name no model: the implementer and part codes say which core it is.
+    if (implementer.empty() && key == "CPU implementer")
+      implementer = value;
+    if (part.empty() && key == "CPU part")
+      part = value;
     if (flags.empty() && (key == "flags" || key == "Features"))
       flags = value;
 #if defined(__aarch64__) && defined(__linux__)
@@ -104,6 +109,12 @@ std::map<std::string, std::string> machine_attributes(const std::string& build_f
   flags = aarch64_hwcap_features();
   if (!arm_cpuinfo)
     model = "aarch64, emulated (/proc/cpuinfo is the host's" + (model.empty() ? std::string() : ": " + model) + ")";
+  else if (model.empty())
+    model = "aarch64" + (implementer.empty() ? std::string() : ", CPU implementer " + implementer) +
+            (part.empty() ? std::string() : ", CPU part " + part);
+#else
+  if (model.empty() && !part.empty()) // another architecture's kernel that names parts only
+    model = (implementer.empty() ? std::string() : "CPU implementer " + implementer + ", ") + "CPU part " + part;
 #endif
   a["cpu_model"] = model;
   std::string isa;

@@ -71,6 +71,7 @@ struct NetworkSamples {
   std::vector<double> pingpong_sizes, pingpong_times, pingping_sizes, pingping_times;
   std::vector<double> one_way_sizes, one_way_times; // per message of a stream (calib_pingpong's one_way)
   bool all_have_pingping = true, all_have_one_way = true;
+  std::string one_way_problem; // why a trace's one_way group was left out (it is only compared)
   int traces = 0;
   std::string buffers, buffers_trace; // of the first trace: the others must match
 };
@@ -330,9 +331,21 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         if (has_pingping)
           pingping_samples(t.benchmarks.at("pingping"), n.pingping_sizes, n.pingping_times, path);
         n.all_have_pingping = n.all_have_pingping && has_pingping;
-        const bool has_one_way = t.benchmarks.count("one_way") != 0;
-        if (has_one_way)
-          samples_by_size(t.benchmarks.at("one_way"), "time", 1.0, path, n.one_way_sizes, n.one_way_times);
+        // The one_way group is fitted for comparison only: a bad one leaves that fit out, with
+        // a note, and does not cost the profile.
+        bool has_one_way = t.benchmarks.count("one_way") != 0;
+        if (has_one_way) {
+          std::vector<double> sizes, times;
+          try {
+            samples_by_size(t.benchmarks.at("one_way"), "time", 1.0, path, sizes, times);
+            n.one_way_sizes.insert(n.one_way_sizes.end(), sizes.begin(), sizes.end());
+            n.one_way_times.insert(n.one_way_times.end(), times.begin(), times.end());
+          } catch (const simcore::InputError& e) {
+            has_one_way = false;
+            if (n.one_way_problem.empty())
+              n.one_way_problem = e.what();
+          }
+        }
         n.all_have_one_way = n.all_have_one_way && has_one_way;
         n.traces++;
         fitted = true;
@@ -348,6 +361,10 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
           throw simcore::InputError(path + " (dgemm)", "dataset 'gflops' has " + std::to_string(gflops.rows()) +
                                                            " rows for " + std::to_string(size.rows()) +
                                                            " sizes; expected one row of repetitions per size");
+        // Matrix orders, one a row (the flops of a size, 2 n^3, weigh its repetitions in the
+        // quality section), and at least one repetition of each.
+        need_positive(size, size.rows(), path + " (dgemm)", "size", "matrix orders, one per row");
+        need_positive(gflops, size.rows(), path + " (dgemm)", "gflops", "rates in Gflop/s");
         for (double v : gflops.values)
           if (!(v > 0) || !std::isfinite(v))
             throw simcore::InputError(path + " (dgemm)",
@@ -650,6 +667,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     auto& q = quality[std::string(placement) == "intra-node" && networks.count("inter-node") ? "network_intra_node"
                                                                                               : "network"];
     q = network_quality(fit);
+    q["samples"] = msizes.size(); // the sizes fitted (each the median of its repetitions)
     q["median_rel_spread_of_repetitions"] = simcore::quantile(spread, 0.5);
     q["placement"] = placement;
     q["pattern"] = concurrent ? "pingping" : "pingpong";
@@ -681,6 +699,10 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         o = network_quality(fit_piecewise(ms3, mt3, options.max_segments));
         o["excluded_sizes"] = excluded3;
       }
+    }
+    if (!n.one_way_problem.empty()) {
+      const std::string note = "one_way not fitted (it is only compared): " + n.one_way_problem;
+      q["note"] = q.contains("note") ? q["note"].get<std::string>() + "; " + note : note;
     }
   }
   if (!fitted)

@@ -591,6 +591,39 @@ def test_one_way_streaming_is_fitted_for_comparison(tmp_path):
     assert lat == pytest.approx(PP_LAT, rel=1e-6) and bw == pytest.approx(PP_BW, rel=1e-6)
 
 
+def test_a_one_way_group_the_fitter_cannot_read_leaves_only_that_fit_out(tmp_path):
+    """The one_way fit is only compared: a zero time there costs a note, not the profile."""
+    trace = tmp_path / "net.h5"
+    write_synthetic_network(trace, POWERS, pingpong_law)
+    with h5py.File(trace, "a") as f:
+        g = f.create_group("one_way")
+        g.create_dataset("size", data=POWERS).attrs["unit"] = "B"
+        times = np.repeat((0.5e-6 + POWERS / 8e9)[:, None], 5, axis=1)
+        times[3, 2] = 0
+        g.create_dataset("time", data=times).attrs["unit"] = "s"
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 0, res.stderr
+    q = json.loads(out.read_text())["quality"]["network"]
+    assert "one_way_fit_not_applied" not in q
+    assert "one_way not fitted" in q["note"] and "expected positive times" in q["note"]
+    assert "note (network): one_way not fitted" in res.stderr
+    lat, bw = link_of(json.loads(out.read_text()))
+    assert lat == pytest.approx(PP_LAT, rel=1e-6) and bw == pytest.approx(PP_BW, rel=1e-6)
+
+
+@pytest.mark.parametrize("sizes, gflops, message", [
+    ([0.0, 256.0], [[10.0] * 3, [20.0] * 3], "dataset 'size' holds 0 at index 0; expected positive matrix orders"),
+    ([-64.0], [[10.0] * 3], "dataset 'size' holds -64 at index 0"),
+    ([256.0], np.zeros((1, 0)), "dataset 'gflops' has 1 rows of 0 values; expected 1 rows of repetitions"),
+])
+def test_dgemm_traces_with_bad_sizes_or_no_repetition_are_refused(tmp_path, sizes, gflops, message):
+    trace = tmp_path / "d.h5"
+    write_synthetic_dgemm(trace, sizes, gflops)
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 2 and "d.h5 (dgemm)" in res.stderr and message in res.stderr, res.stderr
+    assert not out.exists()
+
+
 def test_fitter_without_a_dgemm_trace_gives_only_the_cell_rate(tmp_path):
     stencil = tmp_path / "stencil.h5"
     write_synthetic_stencil(stencil, STENCIL_CELLS, STENCIL_RATES)
