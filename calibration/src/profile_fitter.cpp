@@ -60,6 +60,7 @@ struct TypeSamples {
   std::vector<double> stream_rates;          // memcpy rate of every repetition at each trace's fitted thread count
   NodeSamples lookups, lines, latency;       // hash_table
   std::vector<double> lookup_rates;          // the pipelined table's every repetition, every trace
+  nlohmann::ordered_json failures_by_layout; // insertion failures per secondary share, the first hash trace's
   std::string miss_rate, hash_key, hash_trace; // of the first hash trace: the others must match
   std::map<std::string, std::vector<double>> gpu; // every repetition of each CUDA kernel
   std::vector<std::string> gpu_devices;
@@ -470,6 +471,19 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
                                         "of a host type (--hosts REGEX before each type's traces)");
         }
         ts.lookups.add(median_row(rate, row), path);
+        // What the table could not store, per memory layout: for the quality section (the
+        // first trace's, as with the stencil's sizes).
+        if (ts.failures_by_layout.is_null() && b.datasets.count("secondary_share") &&
+            b.datasets.count("insert_failure_rate")) {
+          const Dataset& shares = b.datasets.at("secondary_share");
+          const Dataset& failures = b.datasets.at("insert_failure_rate");
+          if (shares.values.size() == failures.values.size()) {
+            ts.failures_by_layout = nlohmann::ordered_json::array();
+            for (std::size_t i = 0; i < shares.values.size(); i++)
+              ts.failures_by_layout.push_back(
+                  {{"secondary_share", shares.values[i]}, {"insert_failure_rate", failures.values[i]}});
+          }
+        }
         for (std::size_t k = 0; k < rate.cols(); k++)
           ts.lookup_rates.push_back(rate.at(row, k));
         if (b.datasets.count("random_line_rate") && !b.datasets.at("random_line_rate").values.empty()) {
@@ -535,6 +549,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
       nlohmann::ordered_json q = rate_fit_quality(std::vector<double>(ts.lookup_rates.size(), 1.0), ts.lookup_rates,
                                                   ts.lookups.median());
       ts.lookups.describe(q, "hash_lookup_rate");
+      if (!ts.failures_by_layout.is_null())
+        q["insert_failure_rate_by_layout"] = ts.failures_by_layout;
       type_quality[match]["hash"] = q;
     }
     std::string devices;

@@ -395,7 +395,8 @@ def test_hash_benchmark_compares_every_structure_on_one_workload(tmp_path):
         assert list(g["refused_key_queries"][()]) == [0, 0, 0]
         assert (g["lookup_rate"][()] > 0).all()
         assert list(g["secondary_share"][()]) == [0, 0.125, 0.25, 0.5]
-        failures = g["insert_failure_rate"][()] * int(g.attrs["keys"])
+        keys = int(g.attrs["keys"])
+        failures = g["insert_failure_rate"][()] * keys
         assert np.array_equal(failures, np.round(failures))  # whole keys
         # One secondary bucket (share 0) takes 16 of the keys both primary buckets pass on:
         # at this load more pass on, where the default layout refuses none.
@@ -422,6 +423,10 @@ def test_hash_benchmark_compares_every_structure_on_one_workload(tmp_path):
     assert rates["hash_lookup_rate"]["value"] == pytest.approx(batched)
     assert rates["random_line_rate"]["value"] == pytest.approx(lines.max())
     assert rates["memory_latency"]["value"] == pytest.approx(1 / lines[0])
+    # The insertion failures per layout, carried into the quality section as measured.
+    layouts = json.loads(out.read_text())["quality"]["hash"]["insert_failure_rate_by_layout"]
+    assert [x["secondary_share"] for x in layouts] == [0, 0.125, 0.25, 0.5]
+    assert [x["insert_failure_rate"] for x in layouts] == pytest.approx(list(failures / int(keys)), rel=1e-12)
 
 
 @pytest.mark.skipif(not (BIN / "calib_hash").exists(), reason="calib_hash needs Abseil, oneTBB and Boost")
