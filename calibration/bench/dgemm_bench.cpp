@@ -26,9 +26,8 @@ int main(int argc, char** argv)
   double peak = 0;
   std::string out;
   const auto usage = [](const std::string& why) {
-    std::fprintf(stderr, "calib_dgemm: %s\nusage: calib_dgemm [--sizes 256,512] [--repetitions R] [--peak-gflops P] "
-                         "-o TRACE.h5\n", why.c_str());
-    return 2;
+    return calibration::refuse_command_line("calib_dgemm", "[--sizes 256,512] [--repetitions R] [--peak-gflops P] "
+                                                           "-o TRACE.h5", why);
   };
   const std::string problem = calibration::read_options(argc, argv, out, [&](const std::string& a, const std::string& v) -> std::optional<std::string> {
     using namespace calibration;

@@ -439,9 +439,8 @@ int main(int argc, char** argv)
   int reps = 3;
   std::string key = "float", out;
   const auto usage = [](const std::string& why) {
-    std::fprintf(stderr, "calib_hash: %s\nusage: calib_hash [--buckets B] [--load L] [--miss-rate M] [--queries Q] "
-                         "[--repetitions R] [--key float|double] -o TRACE.h5\n", why.c_str());
-    return 2;
+    return calibration::refuse_command_line("calib_hash", "[--buckets B] [--load L] [--miss-rate M] [--queries Q] "
+                                                          "[--repetitions R] [--key float|double] -o TRACE.h5", why);
   };
   const std::string problem = calibration::read_options(argc, argv, out, [&](const std::string& a, const std::string& v) -> std::optional<std::string> {
     using namespace calibration;

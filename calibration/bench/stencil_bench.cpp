@@ -27,7 +27,7 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: calib_stencil [--stencil 7|27] [--variables V] [--sizes 16,32,64,128] [--repetitions R] -o TRACE.h5\n";
+    "[--stencil 7|27] [--variables V] [--sizes 16,32,64,128] [--repetitions R] -o TRACE.h5";
 
 // Each repetition runs enough sweeps to last this long: a sweep of 16^3 cells takes
 // microseconds, below what one clock reading resolves well.
@@ -166,11 +166,7 @@ double seconds_of(Cube& cube, long sweeps)
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int usage(const std::string& why)
-{
-  std::fprintf(stderr, "calib_stencil: %s\n%s", why.c_str(), kUsage);
-  return 2;
-}
+int usage(const std::string& why) { return calibration::refuse_command_line("calib_stencil", kUsage, why); }
 
 } // namespace
 

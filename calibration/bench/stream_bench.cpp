@@ -44,9 +44,8 @@ int main(int argc, char** argv)
   int reps = 5;
   std::string out;
   const auto usage = [](const std::string& why) {
-    std::fprintf(stderr, "calib_stream: %s\nusage: calib_stream [--bytes B] [--threads 1,2] [--repetitions R] -o "
-                         "TRACE.h5\n", why.c_str());
-    return 2;
+    return calibration::refuse_command_line("calib_stream", "[--bytes B] [--threads 1,2] [--repetitions R] -o TRACE.h5",
+                                            why);
   };
   const std::string problem = calibration::read_options(argc, argv, out, [&](const std::string& a, const std::string& v) -> std::optional<std::string> {
     using namespace calibration;

@@ -109,9 +109,8 @@ int main(int argc, char** argv)
   int reps = 3;
   std::string out;
   const auto usage = [](const std::string& why) {
-    std::fprintf(stderr, "calib_dgemm_sve: %s\nusage: calib_dgemm_sve [--check] [--sizes 64,128,256] "
-                         "[--repetitions R] [-o TRACE.json]\n", why.c_str());
-    return 2;
+    return calibration::refuse_command_line("calib_dgemm_sve", "[--check] [--sizes 64,128,256] [--repetitions R] "
+                                                               "[-o TRACE.json]", why);
   };
   const std::string problem = calibration::read_options(
       static_cast<int>(pairs.size()), pairs.data(), out,

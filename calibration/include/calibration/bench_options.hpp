@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -58,6 +59,14 @@ inline std::optional<std::vector<long long>> whole_numbers(const std::string& te
   if (out.empty() || (!text.empty() && text.back() == ','))
     return std::nullopt;
   return out;
+}
+
+/** A benchmark's refusal of its command line: "PROGRAM: WHY" and the usage line on stderr;
+ *  returns 2, the exit code of bad input (nothing measured, no trace written). */
+inline int refuse_command_line(const char* program, const char* usage, const std::string& why)
+{
+  std::fprintf(stderr, "%s: %s\nusage: %s %s\n", program, why.c_str(), program, usage);
+  return 2;
 }
 
 /** Reads argv's "option value" pairs from argv[1] on: "-o PATH" into `out`, every other pair
