@@ -132,4 +132,42 @@ inline Dataset need_in(const Benchmark& b, const std::string& name, Quantity q, 
   return in_unit(need_dataset(b, name, where, expected), q, where, name);
 }
 
+/** need_in for a dataset of group `b` of the trace `path` (errors name "path (group)"). */
+inline Dataset need_in_group(const Benchmark& b, const std::string& name, Quantity q, const std::string& path)
+{
+  return need_in(b, name, q, path + " (" + b.name + ")");
+}
+
+/** The median of the repetitions in row `r` of `d`. */
+inline double median_row(const Dataset& d, std::size_t r)
+{
+  std::vector<double> v;
+  for (std::size_t c = 0; c < d.cols(); c++)
+    v.push_back(d.at(r, c));
+  return simcore::quantile(v, 0.5);
+}
+
+/** Checks that `d` holds `rows` rows of at least one repetition each, every value positive
+ *  and finite; simcore::InputError at `where` naming the dataset `name` and `what` it should
+ *  hold otherwise. */
+inline void need_positive(const Dataset& d, std::size_t rows, const std::string& where, const std::string& name,
+                          const std::string& what)
+{
+  if (d.rows() != rows || d.cols() == 0 || d.values.size() != d.rows() * d.cols())
+    throw simcore::InputError(where, "dataset '" + name + "' has " + std::to_string(d.rows()) + " rows of " +
+                                         std::to_string(d.cols()) + " values; expected " + std::to_string(rows) +
+                                         " rows of repetitions");
+  for (std::size_t i = 0; i < d.values.size(); i++)
+    if (!(d.values[i] > 0) || !std::isfinite(d.values[i]))
+      throw simcore::InputError(where, "dataset '" + name + "' holds " + profile_number(d.values[i]) + " at index " +
+                                           std::to_string(i) + "; expected positive " + what);
+}
+
+/** The value of a benchmark's parameter `name`, or `fallback` where the trace has none. */
+inline std::string parameter_or(const Benchmark& b, const std::string& name, const std::string& fallback)
+{
+  const auto it = b.parameters.find(name);
+  return it == b.parameters.end() ? fallback : it->second;
+}
+
 } // namespace calibration

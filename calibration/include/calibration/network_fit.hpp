@@ -1,0 +1,29 @@
+/* The network part of the fitter: samples of calib_pingpong's groups, and the SMPI factor
+ * syntax of a piecewise fit of time over message size. */
+#pragma once
+
+#include "calibration/piecewise_fit.hpp"
+#include "calibration/trace_file.hpp"
+
+#include <string>
+#include <vector>
+
+namespace calibration {
+
+/** One-way times of a ping-pong benchmark: sizes (B) and half round trips (s), one sample
+ *  per repetition. simcore::InputError naming `path` when the shapes disagree or a time is
+ *  not positive (same for ping-ping). */
+void pingpong_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times,
+                      const std::string& path);
+
+/** Times of a ping-ping benchmark (both ranks send at once): sizes (B) and the time of one
+ *  message (s), one sample per repetition. */
+void pingping_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times,
+                      const std::string& path);
+
+/** SMPI's factor syntax for a fit, relative to (latency, bandwidth): "size:factor;..." from
+ *  the largest size down. */
+std::string latency_factors(const PiecewiseFit& fit, double latency);
+std::string bandwidth_factors(const PiecewiseFit& fit, double bandwidth);
+
+} // namespace calibration

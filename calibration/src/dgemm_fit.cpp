@@ -1,0 +1,88 @@
+#include "dgemm_samples.hpp"
+#include "fit_support.hpp"
+
+#include <simcore/error.hpp>
+#include <simcore/quantile.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace calibration {
+
+void DgemmSamples::add(const Benchmark& b, const Trace& t, const std::string& path, const std::string& match,
+                       nlohmann::ordered_json& quality)
+{
+  // Dense compute rate of one core: the median over repetitions at the largest size.
+  const Dataset size = need_in_group(b, "size", Quantity::kCount, path);
+  const Dataset gflops = need_in_group(b, "gflops", Quantity::kGflops, path);
+  if (size.rows() == 0 || gflops.rows() != size.rows() || gflops.values.size() != gflops.rows() * gflops.cols())
+    throw simcore::InputError(path + " (dgemm)", "dataset 'gflops' has " + std::to_string(gflops.rows()) +
+                                                     " rows for " + std::to_string(size.rows()) +
+                                                     " sizes; expected one row of repetitions per size");
+  // Matrix orders, one a row (the flops of a size, 2 n^3, weigh its repetitions in the
+  // quality section), and at least one repetition of each.
+  need_positive(size, size.rows(), path + " (dgemm)", "size", "matrix orders, one per row");
+  need_positive(gflops, size.rows(), path + " (dgemm)", "gflops", "rates in Gflop/s");
+  for (double v : gflops.values)
+    if (!(v > 0) || !std::isfinite(v))
+      throw simcore::InputError(path + " (dgemm)",
+                                "dataset 'gflops' holds " + profile_number(v) + "; expected positive rates");
+  std::size_t largest = 0;
+  for (std::size_t r = 0; r < size.rows(); r++)
+    if (size.at(r) > size.at(largest))
+      largest = r;
+  const double rate = median_row(gflops, largest) * 1e9;
+  auto it = std::find_if(speeds_.begin(), speeds_.end(), [&](const auto& e) { return e.first == match; });
+  if (it == speeds_.end())
+    it = speeds_.insert(speeds_.end(), {match, {}});
+  it->second.push_back(rate);
+  std::vector<double> spread;
+  for (std::size_t k = 0; k < gflops.cols(); k++)
+    spread.push_back(std::abs(gflops.at(largest, k) * 1e9 - rate) / rate);
+  TraceSamples cs{match, {}, {}};
+  for (std::size_t r = 0; r < size.rows(); r++)
+    for (std::size_t k = 0; k < gflops.cols(); k++) {
+      cs.work.push_back(2 * size.at(r) * size.at(r) * size.at(r));
+      cs.rates.push_back(gflops.at(r, k) * 1e9);
+    }
+  traces_.push_back(std::move(cs));
+  nlohmann::ordered_json c{{"match", match},
+                           {"trace", path},
+                           {"cpu_model", t.attributes.count("cpu_model") ? t.attributes.at("cpu_model") : ""},
+                           {"flops", rate},
+                           {"size", size.at(largest)},
+                           {"path", parameter_or(b, "path", "?")},
+                           {"median_rel_spread", simcore::quantile(spread, 0.5)}};
+  if (b.parameters.count("measured_peak_gflops")) {
+    const double peak = std::atof(b.parameters.at("measured_peak_gflops").c_str()) * 1e9;
+    if (peak > 0) {
+      c["measured_peak_flops"] = peak;
+      c["share_of_measured_peak"] = rate / peak;
+    }
+  }
+  quality["compute"].push_back(c);
+}
+
+void DgemmSamples::write(nlohmann::ordered_json& hosts, std::map<std::string, nlohmann::ordered_json>& type_rates,
+                         nlohmann::ordered_json& quality) const
+{
+  // Specific patterns before the catch-all, since a profile's first matching rule wins.
+  auto speeds = speeds_;
+  std::stable_partition(speeds.begin(), speeds.end(), [](const auto& e) { return e.first != ".*"; });
+  for (const auto& [match, values] : speeds) {
+    const double rate = simcore::quantile(values, 0.5);
+    hosts.push_back({{"match", match}, {"speed", profile_number(rate) + "f"}});
+    type_rates[match]["dgemm_flops"] = {{"value", rate}, {"unit", "flops"},
+                                        {"doc", "DGEMM, one core, hosts matching '" + match + "'"}};
+  }
+  // Each DGEMM trace against its host type's speed, every size and repetition: a DGEMM of
+  // n^3 timed as 2 n^3 / speed, as the simulation would.
+  for (std::size_t i = 0; i < traces_.size(); i++) {
+    const auto& cs = traces_[i];
+    const auto it = std::find_if(speeds.begin(), speeds.end(), [&](const auto& e) { return e.first == cs.match; });
+    quality["compute"][i].update(rate_fit_quality(cs.work, cs.rates, simcore::quantile(it->second, 0.5)));
+  }
+}
+
+} // namespace calibration

@@ -1,0 +1,42 @@
+/* The DGEMM traces of a fit: the dense flop rate of one core, per host type, and how well
+ * it predicts every size measured (private to calibration/src). */
+#pragma once
+
+#include "calibration/trace_file.hpp"
+#include "profile_parts.hpp"
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace calibration {
+
+class DgemmSamples {
+public:
+  /** Adds the `dgemm` group `b` of trace `t` (read from `path`) to host type `match`, and its
+   *  entry (rate at the largest size, spread, measured peak) to quality["compute"].
+   *  simcore::InputError naming the trace when a dataset is missing or misshapen, or holds a
+   *  size or rate that is not positive. */
+  void add(const Benchmark& b, const Trace& t, const std::string& path, const std::string& match,
+           nlohmann::ordered_json& quality);
+
+  /** One host rule per host type (the median of its traces' rates; specific patterns before
+   *  the catch-all, since a profile's first matching rule wins), `dgemm_flops` in each type's
+   *  rates, and each trace's fit quality in quality["compute"]. */
+  void write(nlohmann::ordered_json& hosts, std::map<std::string, nlohmann::ordered_json>& type_rates,
+             nlohmann::ordered_json& quality) const;
+
+private:
+  /** The rate of every trace, by host type, in order of appearance. */
+  std::vector<std::pair<std::string, std::vector<double>>> speeds_;
+  /** Every trace's flops and rate of each size and repetition, in the order of
+   *  quality["compute"]. */
+  struct TraceSamples {
+    std::string match;
+    std::vector<double> work, rates;
+  };
+  std::vector<TraceSamples> traces_;
+};
+
+} // namespace calibration

@@ -1,0 +1,42 @@
+/* The network traces of a fit, pooled by placement (intra-node, inter-node) and fitted once
+ * per placement (private to calibration/src). */
+#pragma once
+
+#include "calibration/profile_fitter.hpp"
+#include "profile_parts.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace calibration {
+
+class NetworkSamples {
+public:
+  /** Adds the samples of trace `t` (read from `path`): its `pingpong` group, and `pingping`
+   *  and `one_way` where the trace has them. simcore::InputError naming the trace when a
+   *  group is malformed, the placement or buffers are unknown, or the buffers differ from
+   *  those of the placement's first trace. A bad `one_way` group (only compared) costs a note. */
+  void add(const Trace& t, const std::string& path, const FitOptions& options);
+
+  bool empty() const { return placements_.empty(); }
+
+  /** Fits each placement measured and writes its SMPI factors (network_factors), its route
+   *  (the loopback within a node, the links between nodes), the network rates and the
+   *  quality section. simcore::InputError when a placement has fewer than 2 sizes. */
+  void write(const FitOptions& options, ProfileParts& out) const;
+
+private:
+  /** Ping-pong (and ping-ping) samples of every trace of one placement. */
+  struct Placement {
+    std::vector<double> pingpong_sizes, pingpong_times, pingping_sizes, pingping_times;
+    std::vector<double> one_way_sizes, one_way_times; // per message of a stream (calib_pingpong's one_way)
+    bool all_have_pingping = true, all_have_one_way = true;
+    std::string one_way_problem; // why a trace's one_way group was left out (it is only compared)
+    int traces = 0;
+    std::string buffers, buffers_trace; // of the first trace: the others must match
+  };
+  std::map<std::string, Placement> placements_;
+};
+
+} // namespace calibration
