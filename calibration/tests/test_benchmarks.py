@@ -1,0 +1,392 @@
+"""The benchmarks (calib_*) on this machine: the traces they write, h5py reads and the fitter
+fits; options read whole or refused before measuring."""
+
+import json
+import os
+import pathlib
+import platform
+import resource
+import shutil
+import subprocess
+
+import h5py
+import numpy as np
+import pytest
+
+from calibration_test_support import BIN, ROOT, SIMCORE, calibrate, fitted, link_of
+
+
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+
+def test_stream_benchmark_writes_a_readable_trace(tmp_path):
+    trace = tmp_path / "stream.h5"
+    subprocess.run([str(BIN / "calib_stream"), "--bytes", "4000000", "--threads", "1,2", "--repetitions", "2", "-o",
+                    str(trace)], check=True, capture_output=True)
+    with h5py.File(trace, "r") as f:
+        for key in ("host", "cpu_model", "isa", "gpu", "compiler", "flags", "date", "git_revision", "schema"):
+            assert key in f.attrs
+        # The revision of the build that measured (taken at build time, "-dirty" for local changes).
+        revision = f.attrs["git_revision"]
+        revision = revision.decode() if isinstance(revision, bytes) else revision
+        source = os.environ["SIMCORE_SOURCE_DIR"]
+        if (pathlib.Path(source) / ".git").exists():
+            commit = revision.removesuffix("-dirty")
+            assert len(commit) >= 7 and all(c in "0123456789abcdef" for c in commit), revision
+            assert subprocess.run(["git", "-C", source, "cat-file", "-e", commit + "^{commit}"]).returncode == 0
+        # How it was built: the build type's flags and its own -O3 (the release flags were
+        # recorded whatever the build type), and no GPU where the driver lists none.
+        flags = f.attrs["flags"]
+        assert "-O3" in flags.split() and flags == " ".join(flags.split()), flags
+        if not pathlib.Path("/proc/driver/nvidia/gpus").exists() and not pathlib.Path("/dev/nvidia0").exists():
+            assert f.attrs["gpu"] == "none"
+        g = f["stream"]
+        assert list(g["threads"][()]) == [1, 2]
+        assert g["copy_bandwidth"].shape == (2, 2)
+        assert g["copy_bandwidth"].attrs["unit"] in (b"Bps", "Bps")
+        assert (g["triad_bandwidth"][()] > 1e8).all()
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None or not (BIN / "calib_pingpong").exists(), reason="no MPI")
+def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
+    trace = tmp_path / "pp.h5"
+    subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(BIN / "calib_pingpong"), "--max", "1048576",
+                    "--repetitions", "3", "--per-octave", "2", "-o", str(trace)], check=True, capture_output=True,
+                   env=MPI_ENV, timeout=300)
+    # Powers of two from 1 B to 1 MiB and the sizes halfway between (3, 6, 12, ...).
+    expected = sorted({2**k for k in range(21)} | {3 * 2**k for k in range(19)})
+    with h5py.File(trace, "r") as f:
+        assert f["pingpong"].attrs["placement"] in (b"intra-node", "intra-node")
+        assert f["pingpong"].attrs["buffers"] in (b"per-size", "per-size")  # the default
+        assert list(f["pingpong/size"][()]) == expected
+        assert f["pingpong/round_trip"].shape == (len(expected), 3)
+        assert f["pingping/time"].shape == (len(expected), 3)
+        assert f["one_way/time"].shape == (len(expected), 3)
+        assert (f["pingping/time"][()] > 0).all()
+    p = fitted(tmp_path, trace)
+    assert p["simgrid_config"]["network/model"] == "SMPI"
+    assert float(p["simgrid_config"]["network/loopback-bw"]) > 1e8
+    # Fit quality depends on how quiet the machine is (shared here): only its presence is checked.
+    q = p["quality"]["network"]
+    assert {"r2", "median_rel_error", "max_rel_error", "segments"} <= set(q) and len(q["segments"]) >= 1
+    assert q["pattern"] == "pingping" and "pingpong_fit_not_applied" in q
+    assert q["buffers"] == "per-size"
+    # Asked for, the ping-pong times are applied instead.
+    res2 = subprocess.run([str(BIN / "simcore"), "calibrate", str(trace), "-o", str(tmp_path / "pp.json"),
+                           "--network-pattern", "pingpong"], capture_output=True, text=True)
+    assert res2.returncode == 0, res2.stderr
+    assert json.loads((tmp_path / "pp.json").read_text())["quality"]["network"]["pattern"] == "pingpong"
+    # One large buffer for every size, as asked, says so; it measures the same sizes.
+    shared = tmp_path / "shared.h5"
+    subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(BIN / "calib_pingpong"), "--max", "65536",
+                    "--repetitions", "2", "--buffers", "shared", "-o", str(shared)], check=True, capture_output=True,
+                   env=MPI_ENV, timeout=300)
+    with h5py.File(shared, "r") as f:
+        assert f["pingpong"].attrs["buffers"] in (b"shared", "shared")
+        sizes = list(f["pingpong/size"][()])
+        assert sizes[0] == 1 and sizes[-1] == 65536 and sizes == sorted(set(sizes))
+        assert f["pingping/time"].shape == (len(sizes), 2)
+        assert (f["one_way/time"][()] > 0).all()
+
+
+def test_dgemm_benchmark_sets_the_host_speed(tmp_path):
+    trace = tmp_path / "dgemm.h5"
+    subprocess.run([str(BIN / "calib_dgemm"), "--sizes", "64,128", "--repetitions", "2", "-o", str(trace)], check=True,
+                   capture_output=True)
+    with h5py.File(trace, "r") as f:
+        g = f["dgemm"]
+        assert g.attrs["path"] in ("avx512", "portable")
+        if platform.machine() == "x86_64":  # the AVX-512 kernel's own flags are recorded
+            assert "-mavx512f" in f.attrs["flags"], f.attrs["flags"]
+        assert float(g.attrs["max_rel_error_vs_reference"]) < 1e-10
+        gflops = g["gflops"][()]
+    p = fitted(tmp_path, trace)
+    speed = float(p["hosts"][0]["speed"].rstrip("f"))
+    assert speed == pytest.approx(np.median(gflops[1]) * 1e9, rel=1e-5)
+
+
+@pytest.mark.skipif(not (BIN / "calib_hash").exists(), reason="calib_hash needs Abseil, oneTBB and Boost")
+def test_hash_benchmark_compares_every_structure_on_one_workload(tmp_path):
+    trace = tmp_path / "hash.h5"
+    subprocess.run([str(BIN / "calib_hash"), "--buckets", "4096", "--queries", "100000", "--repetitions", "1", "-o",
+                    str(trace)], check=True, capture_output=True)
+    with h5py.File(trace, "r") as f:
+        g = f["hash_table"]
+        names = g.attrs["structures"].split(",")
+        assert names[:3] == ["simd_table", "simd_table_batched", "simd_table_batched_scalar"]
+        assert {"absl_flat_hash_map", "std_unordered_map", "tbb_concurrent_hash_map"} <= set(names)
+        hits = g["hit_share"][()]
+        assert len(hits) == len(names) == 9
+        # Same answers, exactly: at load 0.7 the default layout (1/8 secondary) stores every key.
+        assert (hits == hits[0]).all() and abs(hits[0] - 0.1) < 0.01  # 90 % misses
+        assert list(g["refused_key_queries"][()]) == [0, 0, 0]
+        assert (g["lookup_rate"][()] > 0).all()
+        assert list(g["secondary_share"][()]) == [0, 0.125, 0.25, 0.5]
+        keys = int(g.attrs["keys"])
+        failures = g["insert_failure_rate"][()] * keys
+        assert np.array_equal(failures, np.round(failures))  # whole keys
+        # One secondary bucket (share 0) takes 16 of the keys both primary buckets pass on:
+        # at this load more pass on, where the default layout refuses none.
+        assert failures[1] == 0 and failures[0] > 0
+        lines = g["random_line_rate"][()]
+        assert list(g["chains"][()])[0] == 1 and lines.max() >= lines[0] > 0  # overlapped misses: at least as fast
+        # Parameters written as numbers keep their digits (a latency of 5 ns is not "0.000000").
+        assert float(g.attrs["memory_latency_s"]) == pytest.approx(1 / lines[0], rel=1e-8)
+        assert float(g.attrs["memory_bound_lines_per_s"]) == pytest.approx(lines.max(), rel=1e-8)
+        huge = g["huge_page_share"][()]  # of the pipelined table's memory, per repetition (a 1 MiB table: none)
+        assert huge.shape == (1,) and 0 <= huge[0] <= 1
+        # The loop alone, in the caches: a table of at most 2048 buckets (here 2048 of 4096).
+        assert int(g.attrs["in_cache_buckets"]) == 2048
+        in_cache = g["in_cache_lookup_rate"]
+        assert in_cache.shape == (1,) and in_cache.attrs["unit"] in (b"1/s", "1/s") and in_cache[0] > 0
+        # Each round's own bound, next to its structures: one chain (the latency), then many.
+        latency, bound = g["round_memory_latency"][()], g["round_random_line_rate"][()]
+        assert latency.shape == bound.shape == (1,) and bound[0] * latency[0] > 1
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 0, res.stderr
+    rates = json.loads(out.read_text())["rates"]
+    with h5py.File(trace, "r") as f:
+        batched = np.median(f["hash_table/lookup_rate"][()][1])
+    assert rates["hash_lookup_rate"]["value"] == pytest.approx(batched)
+    assert rates["random_line_rate"]["value"] == pytest.approx(lines.max())
+    assert rates["memory_latency"]["value"] == pytest.approx(1 / lines[0])
+    # The insertion failures per layout, carried into the quality section as measured.
+    layouts = json.loads(out.read_text())["quality"]["hash"]["insert_failure_rate_by_layout"]
+    assert [x["secondary_share"] for x in layouts] == [0, 0.125, 0.25, 0.5]
+    assert [x["insert_failure_rate"] for x in layouts] == pytest.approx(list(failures / int(keys)), rel=1e-12)
+
+
+@pytest.mark.skipif(not (BIN / "calib_hash").exists(), reason="calib_hash needs Abseil, oneTBB and Boost")
+def test_hash_benchmark_accounts_for_the_keys_the_table_refuses(tmp_path):
+    """At load 0.95 the table refuses keys: it must find what the maps find less the queries of
+    those keys, exactly (else exit 1 and no trace), and the seeded workload repeats."""
+    runs = []
+    for name in ("a.h5", "b.h5"):
+        trace = tmp_path / name
+        res = subprocess.run([str(BIN / "calib_hash"), "--buckets", "4096", "--load", "0.95", "--queries", "100000",
+                              "--repetitions", "1", "-o", str(trace)], capture_output=True, text=True)
+        assert res.returncode == 0, res.stdout + res.stderr
+        with h5py.File(trace, "r") as f:
+            g = f["hash_table"]
+            queries, keys = int(g.attrs["queries"]), int(g.attrs["keys"])
+            runs.append({d: g[d][()] for d in ("hit_share", "refused_key_queries", "insert_failure_rate")})
+    hits = np.round(runs[0]["hit_share"] * queries)
+    refused = runs[0]["refused_key_queries"]
+    assert refused[0] > 0 and (refused == refused[0]).all()  # the three variants refuse the same keys
+    assert (hits[3:] == hits[3]).all()  # the maps: what std::unordered_map finds
+    assert (hits[:3] == hits[3] - refused).all()
+    # Failures per layout (share 0, 1/8, 1/4, 1/2), in keys: the default 1/8 refuses fewest, a
+    # larger secondary region more (the primary one fills), a single secondary bucket most (the
+    # same order at loads 0.95 and 1, float and double keys, 1024 to 16384 buckets).
+    failures = np.round(runs[0]["insert_failure_rate"] * keys)
+    assert 0 < failures[1] < failures[2] < failures[3] < failures[0]
+    for d in runs[0]:  # seeded: the same keys, queries and answers each run
+        assert np.array_equal(runs[0][d], runs[1][d]), d
+
+
+@pytest.mark.parametrize("points, flops", [(7, 8), (27, 30)])
+def test_stencil_benchmark_writes_a_readable_trace(tmp_path, points, flops):
+    trace = tmp_path / "stencil.h5"
+    subprocess.run([str(BIN / "calib_stencil"), "--stencil", str(points), "--variables", "2", "--sizes", "8,12",
+                    "--repetitions", "3", "-o", str(trace)], check=True, capture_output=True, timeout=60)
+    with h5py.File(trace, "r") as f:
+        for key in ("host", "cpu_model", "isa", "compiler", "flags", "date", "schema"):
+            assert key in f.attrs
+        g = f["stencil"]
+        assert g.attrs["stencil"] == "%d-point" % points
+        assert g.attrs["variables"] == "2"
+        assert g.attrs["flops_per_cell_nominal"] == str(2 * flops)
+        assert float(g.attrs["max_rel_error_vs_reference"]) < 1e-12
+        assert list(g["cells"][()]) == [8, 12]
+        seconds, rate = g["seconds"][()], g["cell_rate"][()]
+        assert seconds.shape == rate.shape == (2, 3)
+        assert g["seconds"].attrs["unit"] == "s" and g["cell_rate"].attrs["unit"] == "1/s"
+        assert (rate > 1e5).all()
+        assert np.allclose(seconds * rate, np.array([8.0, 12.0])[:, None] ** 3, rtol=1e-12)
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(out.read_text())["rates"]["stencil_cell_rate"]["value"] == pytest.approx(np.median(rate[1]),
+                                                                                              rel=1e-12)
+
+
+@pytest.mark.parametrize("args", [["--stencil", "9"], ["--sizes", "8,x"], ["--variables", "0"], ["--frobnicate", "1"],
+                                  ["--sizes", "8"]])
+def test_stencil_benchmark_refuses_bad_options(tmp_path, args):
+    res = subprocess.run([str(BIN / "calib_stencil"), *args, *([] if args == ["--sizes", "8"] else ["-o", "x.h5"])],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert res.returncode == 2
+    assert "usage: calib_stencil" in res.stderr
+    assert not (tmp_path / "x.h5").exists()
+
+
+SMPI_PLATFORM = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="n0" speed="1Gf"/>
+    <host id="n1" speed="1Gf"/>
+    <link id="wire" bandwidth="1GBps" latency="10us" sharing_policy="{policy}"/>
+    <route src="n0" dst="n1"><link_ctn id="wire"{direction}/></route>
+  </zone>
+</platform>
+"""
+
+
+@pytest.mark.skipif(shutil.which("smpirun") is None or not (BIN / "calib_pingpong_smpi").exists(),
+                    reason="needs SimGrid's smpirun and calib_pingpong_smpi")
+@pytest.mark.parametrize("policy", ["SPLITDUPLEX", "SHARED"])
+def test_the_benchmark_on_a_simulated_network_is_fitted_back_to_its_links(tmp_path, policy):
+    """Inter-node calibration without a cluster: calib_pingpong under smpirun on two hosts and
+    one link of 10 us and 1 GB/s (SMPI's factors set to 1, every message eager) gives an
+    inter-node trace; the ping-pong fit recovers the link, and the ping-ping fit tells a
+    full-duplex link (each direction 1 GB/s) from a shared one (0.5 GB/s each way)."""
+    platform = tmp_path / "two_hosts.xml"
+    platform.write_text(SMPI_PLATFORM.format(policy=policy, direction=' direction="UP"' if policy == "SPLITDUPLEX" else ""))
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("n0\nn1\n")
+    trace = tmp_path / "pp.h5"
+    res = subprocess.run(["smpirun", "-np", "2", "-platform", str(platform), "-hostfile", str(hostfile),
+                          "--cfg=smpi/privatization:0", "--cfg=smpi/simulate-computation:no",
+                          "--cfg=smpi/bw-factor:0:1", "--cfg=smpi/lat-factor:0:1", "--cfg=network/crosstraffic:0",
+                          "--cfg=smpi/async-small-thresh:2000000", "--cfg=smpi/send-is-detached-thresh:2000000",
+                          "--log=root.thres:critical", str(BIN / "calib_pingpong_smpi"), "--max", "1048576",
+                          "--repetitions", "2", "--per-octave", "2", "-o", str(trace)],
+                         capture_output=True, text=True, env=MPI_ENV, timeout=300)
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "pingpong.json"
+    res = subprocess.run([SIMCORE, "calibrate", str(trace), "--network-pattern", "pingpong", "-o", str(out)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    assert p["quality"]["network"]["placement"] == "inter-node"
+    assert all(s["latency"] == pytest.approx(10e-6, rel=0.01) for s in p["quality"]["network"]["segments"])
+    lat, bw = link_of(p)
+    assert lat == pytest.approx(10e-6, rel=0.01)  # MPI_Wtime's own simulated cost: 30 ns
+    assert bw == pytest.approx(1e9, rel=1e-3)
+    res, out = calibrate(tmp_path, trace)  # ping-ping: both directions at once
+    assert res.returncode == 0, res.stderr
+    largest = json.loads(out.read_text())["quality"]["network"]["segments"][-1]
+    assert largest["bandwidth"] == pytest.approx(1e9 if policy == "SPLITDUPLEX" else 0.5e9, rel=1e-3)
+
+
+@pytest.mark.skipif(not (BIN / "calib_hash").exists(), reason="calib_hash needs Abseil, oneTBB and Boost")
+@pytest.mark.parametrize("args", [["--buckets"], ["--queries", "0"], ["--buckets", "2", "--load", "0.01"]])
+def test_hash_benchmark_refuses_bad_options(tmp_path, args):
+    trace = tmp_path / "h.h5"
+    res = subprocess.run([str(BIN / "calib_hash"), "-o", str(trace), *args], capture_output=True, text=True)
+    assert res.returncode == 2 and "calib_hash" in res.stderr
+    assert not trace.exists()
+
+
+@pytest.mark.parametrize("program, args, message", [
+    ("calib_stream", ["--threads", "abc,1"], "--threads abc,1: expected thread counts"),
+    ("calib_stream", ["--bytes", "1e9"], "--bytes 1e9: expected a whole number of bytes"),
+    ("calib_stream", ["--repetitions"], "missing value after --repetitions"),
+    ("calib_dgemm", ["--sizes", "-64"], "--sizes -64: expected matrix orders"),
+    ("calib_dgemm", ["--sizes", "64.9"], "--sizes 64.9: expected matrix orders"),
+    ("calib_dgemm", ["--sizes", "64", "--repetitions"], "missing value after --repetitions"),
+    ("calib_dgemm", ["--peak-gflops", "fast"], "--peak-gflops fast: expected a positive number"),
+    ("calib_hash", ["--queries", "1e6"], "--queries 1e6: expected a whole number"),
+    ("calib_hash", ["--load", "0.7x"], "--load 0.7x: expected a share of the slots"),
+    ("calib_hash", ["--key", "int"], "--key int: expected float or double"),
+    ("calib_cuda", ["--size", "1e4"], "--size 1e4: expected a matrix size from 128 to 16384"),
+    ("calib_cuda", ["--size", "64"], "--size 64: expected a matrix size from 128 to 16384"),
+    ("calib_cuda", ["--check", "--repetitions", "0"], "--repetitions 0: expected a whole number of repetitions"),
+    ("calib_cuda", ["--repetitions"], "missing value after --repetitions"),
+    ("calib_cuda", ["--sizes", "4096"], "unknown option --sizes"),
+])
+def test_benchmarks_take_an_option_value_whole_or_refuse_it(tmp_path, program, args, message):
+    """atof and strtoull once read "1e6" queries as 1 and a size of "64.9" as 64 (writing 64.9 in
+    the trace); "-64" crashed calib_dgemm, and "abc" threads ran as 0. Each now exits 2 before
+    measuring anything, naming the option, and writes no trace."""
+    if not (BIN / program).exists():
+        pytest.skip(f"{program} is not built here")
+    trace = tmp_path / "t.h5"
+    res = subprocess.run([str(BIN / program), *args, "-o", str(trace)] if args[-1] != "--repetitions" else
+                         [str(BIN / program), "-o", str(trace), *args], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and f"{program}: {message}" in res.stderr and "usage:" in res.stderr
+    assert not trace.exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--max", "1e6"], "--max 1e6: expected a whole number of bytes from 1 to 2147483647"),
+    (["--max", "64", "--repetitons", "3"], "unknown option --repetitons"),
+    (["--per-octave", "9"], "--per-octave 9: expected a whole number from 1 to 8"),
+    (["--buffers", "pinned"], "--buffers pinned: expected per-size or shared"),
+])
+def test_pingpong_refuses_bad_options_on_every_rank(tmp_path, args, message):
+    if not (BIN / "calib_pingpong").exists() or shutil.which("mpirun") is None:
+        pytest.skip("calib_pingpong needs Open MPI")
+    trace = tmp_path / "p.h5"
+    res = subprocess.run(["mpirun", "-np", "2", str(BIN / "calib_pingpong"), *args, "-o", str(trace)],
+                         capture_output=True, text=True, env=MPI_ENV, timeout=120)
+    assert res.returncode != 0 and f"calib_pingpong: {message}" in res.stderr
+    assert not trace.exists()
+
+
+def limited_address_space(mib):
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+
+
+def test_pingpong_that_cannot_have_its_buffers_stops_before_measuring(tmp_path):
+    """Per size, the buffers are allocated as each size comes; the sweep's largest are tried
+    first, so a sweep that does not fit stops at once (exit 2, naming them), no trace written.
+    The largest one-way window is not the largest size's: with --window 64 and --max 8 MiB it is
+    4 MiB x 64 = 256 MiB (8 MiB messages go one at a time), which 400 MiB of address space a
+    process (Open MPI's own: about 200 MiB here) cannot hold, where 8 + 8 MiB would fit."""
+    if not (BIN / "calib_pingpong").exists() or shutil.which("mpirun") is None:
+        pytest.skip("calib_pingpong needs Open MPI")
+    trace = tmp_path / "p.h5"
+    res = subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(BIN / "calib_pingpong"), "--max", "8388608",
+                          "--window", "64", "--per-octave", "1", "--repetitions", "1", "-o", str(trace)],
+                         capture_output=True, text=True, env=MPI_ENV, timeout=120, preexec_fn=limited_address_space(400))
+    assert res.returncode == 2, res.stderr
+    assert "cannot allocate 268435456 bytes for the largest one-way window" in res.stderr
+    assert "expected a --max (or --window) that fits in memory" in res.stderr
+    assert not trace.exists()
+
+
+@pytest.mark.skipif(shutil.which("smpirun") is None or not (BIN / "calib_pingpong_smpi").exists(),
+                    reason="needs SimGrid's smpirun and calib_pingpong_smpi")
+def test_pingpong_under_smpi_that_cannot_have_its_buffers_exits_2(tmp_path):
+    """Under SMPI too (whose MPI_Abort would end one rank and leave the other deadlocked, exit
+    0): every rank learns that one could not allocate and all stop, exit 2, no trace."""
+    platform = tmp_path / "two_hosts.xml"
+    platform.write_text(SMPI_PLATFORM.format(policy="SHARED", direction=""))
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("n0\nn1\n")
+    trace = tmp_path / "pp.h5"
+    res = subprocess.run(["smpirun", "-np", "2", "-platform", str(platform), "-hostfile", str(hostfile),
+                          "--cfg=smpi/privatization:0", "--log=root.thres:critical", str(BIN / "calib_pingpong_smpi"),
+                          "--max", "2147483647", "--per-octave", "1", "--repetitions", "1", "-o", str(trace)],
+                         capture_output=True, text=True, env=MPI_ENV, timeout=120,
+                         preexec_fn=limited_address_space(1536))
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "cannot allocate 2147483647 bytes for the largest send buffer" in res.stderr
+    assert not trace.exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--rounds", "0"], "--rounds 0: expected at least 1"),
+    (["--sizes", "16,x"], "--sizes 16,x: expected cells per rank side"),
+    (["--max-bytes", "3000000000"], "--max-bytes 3000000000: expected a size from 1 to 2147483647"),
+])
+def test_predict_loop_refuses_bad_options_before_measuring(tmp_path, args, message):
+    out = tmp_path / "loop"
+    res = subprocess.run(["/usr/bin/python3", str(ROOT / "calibration" / "predict_loop.py"), str(out), *args],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and message in res.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("program", ["calib_stream", "calib_dgemm", "calib_stencil", "calib_hash"])
+def test_an_output_that_cannot_be_written_is_refused_before_measuring(tmp_path, program):
+    """A trace into a folder that is not there was found only after the measurement (minutes of
+    calib_hash lost). With the default options each program would run for seconds to minutes:
+    the refusal comes at once."""
+    if not (BIN / program).exists():
+        pytest.skip(f"{program} is not built here")
+    out = tmp_path / "missing" / "t.h5"
+    res = subprocess.run([str(BIN / program), "-o", str(out)], capture_output=True, text=True, timeout=20)
+    assert res.returncode == 2 and f"-o {out}: cannot write in {out.parent}" in res.stderr
+    assert "HDF5" not in res.stderr and not out.parent.exists()

@@ -1,0 +1,238 @@
+"""Host types (--hosts REGEX): one rule each with its own rates, the nodes of one type pooled,
+traces of one type that measured different things refused."""
+
+import json
+import subprocess
+
+import h5py
+import numpy as np
+import pytest
+
+from calibration_test_support import (
+    SIMCORE, STENCIL_CELLS, STENCIL_RATES, calibrate, fitted, run_halo, synthetic_trace, write_synthetic_dgemm,
+    write_synthetic_hash, write_synthetic_stencil, write_synthetic_stream)
+
+
+def test_host_types_get_one_rule_each_specific_ones_first(tmp_path):
+    """--hosts REGEX names the host type of the traces that follow: one rule per type (the
+    median of its DGEMM traces), the catch-all last since a profile's first matching rule wins."""
+    a1, a2, b1, rest = (tmp_path / f"{n}.h5" for n in ("a1", "a2", "b1", "rest"))
+    write_synthetic_dgemm(a1, [256], [[10.0, 10.0, 10.0]])
+    write_synthetic_dgemm(a2, [256], [[30.0, 30.0, 30.0]])
+    write_synthetic_dgemm(b1, [256], [[50.0, 50.0, 50.0]])
+    write_synthetic_dgemm(rest, [256], [[7.0, 7.0, 7.0]])
+    out = tmp_path / "p.json"
+    res = subprocess.run([SIMCORE, "calibrate", str(rest), "--hosts", "cpu-.*", str(a1), str(a2), "--hosts", "gpu-.*",
+                          str(b1), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    rules = [(h["match"], float(h["speed"].rstrip("f"))) for h in p["hosts"]]
+    assert rules == [("cpu-.*", 20e9), ("gpu-.*", 50e9), (".*", 7e9)]
+    assert [c["match"] for c in p["quality"]["compute"]] == [".*", "cpu-.*", "cpu-.*", "gpu-.*"]
+
+
+def host_type_traces(tmp_path):
+    """Two host types measured on their own: cpu-* (DGEMM 40 Gf, stencil 2e8 cells/s, copy
+    10 GB/s) and gpu-* (DGEMM 10 Gf, stencil 1e8 cells/s, copy 30 GB/s)."""
+    traces = {}
+    for kind, gf, cells, copy in (("cpu", 40.0, 2e8, 20e9), ("gpu", 10.0, 1e8, 60e9)):
+        d, st, m = (tmp_path / f"{kind}-{n}.h5" for n in ("dgemm", "stencil", "stream"))
+        write_synthetic_dgemm(d, [256], [[gf] * 3])
+        write_synthetic_stencil(st, [32], [[cells] * 3])
+        write_synthetic_stream(m, copy, 1.5 * copy)
+        traces[kind] = [d, st, m]
+    return traces
+
+
+def test_each_host_type_gets_its_own_rates(tmp_path):
+    """Rates of the traces after --hosts REGEX go to that type's host rule: flops_per_cell from
+    the type's own speed and cell rate. Without a catch-all type, the profile-wide rates are
+    the first type's."""
+    t = host_type_traces(tmp_path)
+    out = tmp_path / "p.json"
+    res = subprocess.run([SIMCORE, "calibrate", "--hosts", "gpu-.*", *map(str, t["gpu"]), "--hosts", "cpu-.*",
+                          *map(str, t["cpu"]), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    rules = {h["match"]: h for h in p["hosts"]}
+    assert [h["match"] for h in p["hosts"]] == ["gpu-.*", "cpu-.*"]
+    assert float(rules["cpu-.*"]["speed"].rstrip("f")) == pytest.approx(40e9)
+    assert float(rules["gpu-.*"]["speed"].rstrip("f")) == pytest.approx(10e9)
+    cpu, gpu = rules["cpu-.*"]["rates"], rules["gpu-.*"]["rates"]
+    assert cpu["flops_per_cell"]["value"] == pytest.approx(40e9 / 2e8, rel=1e-5)
+    assert gpu["flops_per_cell"]["value"] == pytest.approx(10e9 / 1e8, rel=1e-5)
+    assert cpu["memcpy_bandwidth"]["value"] == 10e9 and gpu["memcpy_bandwidth"]["value"] == 30e9
+    assert cpu["stencil_cell_rate"]["value"] == 2e8 and gpu["dgemm_flops"]["value"] == 10e9
+    wide = p["rates"]
+    assert wide["memcpy_bandwidth"]["value"] == 30e9 and "hosts matching 'gpu-.*'" in wide["memcpy_bandwidth"]["doc"]
+    assert [q["match"] for q in p["quality"]["memory"]] == ["gpu-.*", "cpu-.*"]
+    assert [q["cells_used"] for q in p["quality"]["stencil"]] == [32, 32]
+
+
+def node_traces(tmp_path, node, gflops, cells, copy, lookups, gpu=None):
+    """The node benchmarks of one node: DGEMM, stencil (7-point, 5 variables, 32^3), STREAM
+    and hash lookups, and a CUDA trace when `gpu` (Gflop/s of gemm_fp32, 3 repetitions)."""
+    paths = [tmp_path / f"{node}-{n}.h5" for n in ("dgemm", "stencil", "stream", "hash")]
+    write_synthetic_dgemm(paths[0], [256], [[gflops] * 3])
+    write_synthetic_stencil(paths[1], [32], [[cells] * 3])
+    write_synthetic_stream(paths[2], copy, 1.5 * copy)
+    write_synthetic_hash(paths[3], lookups, 2 * lookups, 100e-9)
+    if gpu is not None:
+        paths.append(tmp_path / f"{node}-cuda.h5")
+        with synthetic_trace(paths[-1]) as f:
+            g = f.create_group("cuda")
+            g.attrs["device"] = "Test GPU"
+            g.create_dataset("gemm_fp32", data=np.asarray(gpu, dtype=float)).attrs["unit"] = "Gflop/s"
+    return paths
+
+
+def test_the_node_traces_of_one_host_type_are_pooled(tmp_path):
+    """Three nodes of one type (calibrate.sbatch runs the node benchmarks on every node): every
+    rate is the median of the nodes, flops_per_cell the median speed / the median cell rate,
+    and the quality says how many traces and how far the nodes stray from the median."""
+    nodes = [node_traces(tmp_path, "n0", 40.0, 1.0e8, 20e9, 1e8, gpu=[10.0, 11.0, 12.0]),
+             node_traces(tmp_path, "n1", 42.0, 1.2e8, 24e9, 1.2e8, gpu=[13.0, 14.0, 15.0]),
+             node_traces(tmp_path, "n2", 41.0, 1.1e8, 22e9, 1.1e8, gpu=[16.0, 17.0, 18.0])]
+    p = fitted(tmp_path, *[t for node in nodes for t in node])
+    rates, q = p["rates"], p["quality"]
+    assert float(p["hosts"][0]["speed"].rstrip("f")) == pytest.approx(41e9, rel=1e-5)
+    assert rates["stencil_cell_rate"]["value"] == 1.1e8
+    assert rates["flops_per_cell"]["value"] == pytest.approx(41e9 / 1.1e8, rel=1e-5)
+    assert rates["memcpy_bandwidth"]["value"] == 11e9 and rates["stream_triad_bandwidth"]["value"] == 1.5 * 22e9
+    assert rates["hash_lookup_rate"]["value"] == 1.1e8 and rates["random_line_rate"]["value"] == 2.2e8
+    assert rates["memory_latency"]["value"] == pytest.approx(100e-9)
+    assert rates["gpu_gemm_fp32_flops"]["value"] == 14e9  # the median of all nine repetitions
+    for part, spread in (("memory", 2 / 22), ("stencil", 0.1 / 1.1), ("hash", 0.1 / 1.1)):
+        assert q[part]["traces"] == 3 and q[part]["node_rel_spread"] == pytest.approx(spread)
+        assert len(q[part]["by_trace"]) == 3 and "note" not in q[part]
+    assert [b["trace"] for b in q["stencil"]["by_trace"]] == [str(n[1]) for n in nodes]
+    assert [b["stencil_cell_rate"] for b in q["stencil"]["by_trace"]] == [1.0e8, 1.2e8, 1.1e8]
+
+
+def test_each_host_type_gets_its_own_hash_and_gpu_rates(tmp_path):
+    """Hash lookups measured on both types and CUDA kernels on one: each rule carries its own
+    type's rates, the GPU rates only on the GPU type's rule, and the quality sections list one
+    entry per type that measured them, each naming its pattern."""
+    t = host_type_traces(tmp_path)
+    for kind, lookups in (("cpu", 1e8), ("gpu", 4e7)):
+        h = tmp_path / f"{kind}-hash.h5"
+        write_synthetic_hash(h, lookups, 2 * lookups, 100e-9 if kind == "cpu" else 200e-9)
+        t[kind].append(h)
+    cuda = tmp_path / "gpu-cuda.h5"
+    with synthetic_trace(cuda) as f:
+        g = f.create_group("cuda")
+        g.attrs["device"] = "Test GPU"
+        g.create_dataset("gemm_fp32", data=np.array([9000.0, 10000.0, 11000.0])).attrs["unit"] = "Gflop/s"
+    t["gpu"].append(cuda)
+    out = tmp_path / "p.json"
+    res = subprocess.run([SIMCORE, "calibrate", "--hosts", "cpu-.*", *map(str, t["cpu"]), "--hosts", "gpu-.*",
+                          *map(str, t["gpu"]), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    rules = {h["match"]: h["rates"] for h in p["hosts"]}
+    assert rules["cpu-.*"]["hash_lookup_rate"]["value"] == 1e8
+    assert rules["gpu-.*"]["hash_lookup_rate"]["value"] == 4e7
+    assert rules["cpu-.*"]["memory_latency"]["value"] == pytest.approx(100e-9)
+    assert rules["gpu-.*"]["memory_latency"]["value"] == pytest.approx(200e-9)
+    assert rules["gpu-.*"]["gpu_gemm_fp32_flops"]["value"] == 10000e9
+    assert not any(k.startswith("gpu_") for k in rules["cpu-.*"])
+    assert [q["match"] for q in p["quality"]["hash"]] == ["cpu-.*", "gpu-.*"]
+    assert [q["match"] for q in p["quality"]["gpu"]] == ["gpu-.*"]
+    assert p["quality"]["gpu"][0]["gemm_fp32"]["max_rel_error"] == pytest.approx(0.1, rel=1e-12)
+    # Profile-wide rates: the first type's (no catch-all), saying so.
+    assert p["rates"]["hash_lookup_rate"]["value"] == 1e8
+    assert "hosts matching 'cpu-.*'" in p["rates"]["hash_lookup_rate"]["doc"]
+
+
+def test_nodes_of_one_type_that_differ_widely_get_a_note(tmp_path):
+    """The two host types' traces given without --hosts: pooled as one type (median of two),
+    and the quality section points at --hosts."""
+    t = host_type_traces(tmp_path)
+    res, out = calibrate(tmp_path, *t["cpu"], *t["gpu"])
+    assert res.returncode == 0, res.stderr
+    assert "simcore calibrate: note (stencil): the nodes' stencil_cell_rate differ by up to 33.3 %" in res.stderr
+    assert "simcore calibrate: note (memory): " in res.stderr
+    p = json.loads(out.read_text())
+    assert p["rates"]["stencil_cell_rate"]["value"] == pytest.approx(1.5e8)
+    for part in ("memory", "stencil"):
+        assert "--hosts" in p["quality"][part]["note"] and p["quality"][part]["traces"] == 2
+    assert "differ by up to 33.3 %" in p["quality"]["stencil"]["note"]
+
+
+def test_without_dgemm_the_nodes_note_is_kept_beside_the_missing_speed(tmp_path):
+    a, b = tmp_path / "a.h5", tmp_path / "b.h5"
+    write_synthetic_stencil(a, [32], [[1e8] * 3])
+    write_synthetic_stencil(b, [32], [[2e8] * 3])
+    note = fitted(tmp_path, a, b)["quality"]["stencil"]["note"]
+    assert "differ by up to 33.3 %" in note and "no dgemm trace among the inputs" in note
+
+
+@pytest.mark.parametrize("attribute, value", [("miss_rate", "0.5"), ("key", "double")])
+def test_hash_traces_of_one_type_that_measured_different_workloads_are_refused(tmp_path, attribute, value):
+    a, b = tmp_path / "a.h5", tmp_path / "b.h5"
+    write_synthetic_hash(a, 1e8, 2e8, 100e-9)
+    write_synthetic_hash(b, 1e8, 2e8, 100e-9)
+    with h5py.File(b, "a") as f:
+        f["hash_table"].attrs[attribute] = value
+    res, out = calibrate(tmp_path, a, b)
+    assert res.returncode == 2 and "b.h5 (hash_table)" in res.stderr and str(a) in res.stderr
+    assert "expected the same workload on every node of a host type" in res.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("stencil, variables, cells", [("27-point", 5, 32), ("7-point", 3, 32), ("7-point", 5, 64)])
+def test_stencil_traces_of_one_type_that_measured_different_sweeps_are_refused(tmp_path, stencil, variables, cells):
+    a, b = tmp_path / "a.h5", tmp_path / "b.h5"
+    write_synthetic_stencil(a, [32], [[1e8] * 3])
+    write_synthetic_stencil(b, [cells], [[1e8] * 3], stencil=stencil, variables=variables)
+    res, out = calibrate(tmp_path, a, b)
+    assert res.returncode == 2 and "b.h5 (stencil)" in res.stderr and str(a) in res.stderr
+    assert "expected the same sweep on every node of a host type" in res.stderr
+    assert not out.exists()
+
+
+TWO_TYPES_PLATFORM = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="cpu-0" speed="1Gf"/>
+    <host id="gpu-0" speed="1Gf"/>
+    <link id="wire" bandwidth="1GBps" latency="10us"/>
+    <route src="cpu-0" dst="gpu-0"><link_ctn id="wire"/></route>
+  </zone>
+</platform>
+"""
+
+
+def test_halo_computes_at_each_host_types_fitted_cost(tmp_path):
+    """One rank on a host of each type: its compute time is cells / the type's measured cell
+    rate (cells x flops_per_cell / the type's speed), whatever the platform's speed."""
+    t = host_type_traces(tmp_path)
+    profile = tmp_path / "p.json"
+    subprocess.run([SIMCORE, "calibrate", "--hosts", "cpu-.*", *map(str, t["cpu"]), "--hosts", "gpu-.*",
+                    *map(str, t["gpu"]), "-o", str(profile)], check=True, capture_output=True)
+    platform = tmp_path / "two_types.xml"
+    platform.write_text(TWO_TYPES_PLATFORM)
+    mean = run_halo(tmp_path, "types", {"ranks_per_node": 1, "local_cells": "10,10,10", "iterations": 1},
+                    profile, metric="compute_time_mean", platform=platform)
+    assert mean == pytest.approx((1000 / 2e8 + 1000 / 1e8) / 2, rel=1e-5)
+
+
+def test_a_bad_host_pattern_is_refused(tmp_path):
+    trace = tmp_path / "d.h5"
+    write_synthetic_dgemm(trace, [256], [[10.0]])
+    out = tmp_path / "p.json"
+    res = subprocess.run([SIMCORE, "calibrate", "--hosts", "cpu-(", str(trace), "-o", str(out)], capture_output=True,
+                         text=True)
+    assert res.returncode == 2
+    assert "cpu-(" in res.stderr and "regular expression" in res.stderr
+    assert not out.exists()
+
+
+def test_a_trailing_host_pattern_is_refused(tmp_path):
+    a, out = tmp_path / "a.h5", tmp_path / "p.json"
+    write_synthetic_stencil(a, STENCIL_CELLS, STENCIL_RATES)
+    res = subprocess.run([SIMCORE, "calibrate", str(a), "--hosts", "cpu-.*", "-o", str(out)], capture_output=True,
+                         text=True)
+    assert res.returncode == 2 and "followed by no trace" in res.stderr
+    assert not out.exists()

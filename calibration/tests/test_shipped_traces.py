@@ -1,0 +1,70 @@
+"""The traces shipped under calibration/traces: this machine's and an H200's, fitted."""
+
+import os
+import pathlib
+
+import h5py
+import numpy as np
+import pytest
+
+from calibration_test_support import fitted
+
+
+def test_the_shipped_traces_of_this_machine_fit_into_a_whole_profile(tmp_path):
+    """calibration/traces/vm: every benchmark measured here, fitted together."""
+    vm = pathlib.Path(os.environ["SIMCORE_SOURCE_DIR"]) / "calibration" / "traces" / "vm"
+    traces = sorted(vm.glob("*.h5"))
+    assert {t.stem for t in traces} >= {"stream", "dgemm", "stencil", "pingpong-intra", "hash"}
+    p = fitted(tmp_path, *traces)
+    q, rates = p["quality"], p["rates"]
+    assert q["network"]["placement"] == "intra-node" and q["network"]["pattern"] == "pingping"
+    assert "network/loopback-bw" in p["simgrid_config"] and "links" not in p
+    speed = float(p["hosts"][0]["speed"].rstrip("f"))
+    assert rates["dgemm_flops"]["value"] == pytest.approx(speed, rel=1e-5)
+    assert rates["flops_per_cell"]["value"] == pytest.approx(speed / rates["stencil_cell_rate"]["value"], rel=1e-5)
+    assert 0 < q["compute"][0]["share_of_measured_peak"] <= 1.05
+    assert rates["random_line_rate"]["value"] >= rates["hash_lookup_rate"]["value"] > 0
+    assert rates["memcpy_bandwidth"]["value"] > 1e9
+
+
+def test_the_shipped_h200_trace_fits_into_gpu_rates_with_their_shares(tmp_path):
+    """calibration/traces/h200/cuda.h5, measured on an H200 by cuda/run_on_device.sh: every
+    kernel's rate is the median of its repetitions as h5py reads them, and the shares are the
+    ratios of those medians. What the run showed is pinned too: the blocked kernels beat the
+    plain ones, no kernel of ours passes the peak of its units, cuBLAS's TF32 passes the
+    mma.sync peak (Hopper's warp-group instructions, which WMMA does not reach), and cuDNN's
+    tensor-core convolution is faster channels-last while ours is faster channels-first."""
+    trace = pathlib.Path(os.environ["SIMCORE_SOURCE_DIR"]) / "calibration" / "traces" / "h200" / "cuda.h5"
+    with h5py.File(trace) as f:
+        assert f.attrs["gpu"] == "NVIDIA H200" and f["cuda"].attrs["compute_capability"] == "9.0"
+        assert f["cuda"].attrs["cudnn"].startswith("libcudnn.so.9")
+        medians = {k: float(np.median(f["cuda"][k][()])) * 1e9 for k in f["cuda"]}
+        assert all(f["cuda"][k].attrs["unit"] == "Gflop/s" for k in f["cuda"])
+    assert set(medians) == {"gemm_fp32", "gemm_fp32_blocked", "gemm_tf32_wmma", "gemm_tf32_wmma_blocked",
+                            "cublas_sgemm", "cublas_gemm_tf32", "conv3d_ncdhw", "conv3d_ndhwc", "cudnn_conv3d_ncdhw",
+                            "cudnn_conv3d_ndhwc", "cudnn_conv3d_ncdhw_tf32", "cudnn_conv3d_ndhwc_tf32",
+                            "peak_fp32_fma", "peak_tf32_mma_sync"}
+    p = fitted(tmp_path, trace)
+    assert {k: r["value"] for k, r in p["rates"].items()} == pytest.approx(
+        {"gpu_%s_flops" % k: v for k, v in medians.items()}, rel=1e-12)
+    gpu = p["quality"]["gpu"]
+    for kernel, q in gpu.items():
+        units = "peak_tf32_mma_sync" if "tf32" in kernel else "peak_fp32_fma"
+        if kernel != units:
+            assert q["share_of_peak"] == pytest.approx(medians[kernel] / medians[units], rel=1e-12)
+        if kernel.startswith("gemm"):
+            lib = "cublas_gemm_tf32" if "tf32" in kernel else "cublas_sgemm"
+            assert q["share_of_cublas"] == pytest.approx(medians[kernel] / medians[lib], rel=1e-12)
+            assert q["share_of_peak"] < 1
+        if kernel.startswith("conv3d"):
+            assert q["share_of_cudnn"] == pytest.approx(medians[kernel] / medians["cudnn_" + kernel], rel=1e-12)
+    assert medians["gemm_fp32_blocked"] > 3 * medians["gemm_fp32"]
+    assert medians["gemm_tf32_wmma_blocked"] > 3 * medians["gemm_tf32_wmma"]
+    assert gpu["cublas_gemm_tf32"]["share_of_peak"] > 1 > gpu["cublas_sgemm"]["share_of_peak"]
+    assert medians["cudnn_conv3d_ndhwc_tf32"] > medians["cudnn_conv3d_ncdhw_tf32"]
+    assert medians["conv3d_ncdhw"] > medians["conv3d_ndhwc"]
+    # Golden: the medians of that run (Gflop/s), as the README quotes them.
+    assert medians["peak_fp32_fma"] / 1e9 == pytest.approx(61046.8, rel=1e-5)
+    assert medians["gemm_tf32_wmma_blocked"] / 1e9 == pytest.approx(83325.9, rel=1e-5)
+    assert medians["cublas_gemm_tf32"] / 1e9 == pytest.approx(343218.9, rel=1e-5)
+    assert medians["cudnn_conv3d_ndhwc_tf32"] / 1e9 == pytest.approx(124348.4, rel=1e-5)

@@ -1,0 +1,280 @@
+"""Trace files: attributes, units, the JSON form and its conversion, malformed files refused
+naming the object, profiles that never replace a trace."""
+
+import json
+import subprocess
+
+import h5py
+import numpy as np
+import pytest
+
+from calibration_test_support import (
+    BIN, POWERS, SIMCORE, calibrate, cuda_trace_as_the_device_writes_it, fitted, pingpong_law, synthetic_trace,
+    two_segment_law, write_synthetic_hash, write_synthetic_network, write_synthetic_pingpong, write_synthetic_stream)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: None, "no such trace file"),
+    (lambda p: p.write_text("not hdf5"), "is not an HDF5 file; expected a calibration trace"),
+    (lambda p: h5py.File(p, "w").close(), "root attribute 'schema' is ''; expected 'simcore-calibration-trace/1'"),
+])
+def test_bad_traces_are_refused(tmp_path, make, message):
+    trace = tmp_path / "bad.h5"
+    make(trace)
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 2
+    assert str(trace) in res.stderr and message in res.stderr
+    assert not out.exists()
+
+
+def _array_root_attribute(f):
+    f.attrs["host"] = np.array([b"node-a"] * 1000)
+
+
+def _list_of_texts(f):
+    f["pingpong"].attrs["placement"] = ["intra-node"] * 64
+
+
+def _two_fixed_texts(f):
+    f["pingpong"].attrs["placement"] = np.array([b"intra-node", b"inter-node"])
+
+
+def _unit_as_list(f):
+    f["pingpong/round_trip"].attrs["unit"] = ["s", "s"]
+
+
+def _boolean(f):
+    f["pingpong"].attrs["flag"] = True
+
+
+@pytest.mark.parametrize("spoil, where, message", [
+    (_array_root_attribute, "(root)", "attribute 'host' holds 1000 values"),  # read past one value: a crash
+    (_list_of_texts, "(pingpong)", "attribute 'placement' holds 64 values"),  # looped for ever
+    (_two_fixed_texts, "(pingpong)", "attribute 'placement' holds 2 values"),  # fitted as the first
+    (_unit_as_list, "(pingpong) (dataset round_trip)", "attribute 'unit' holds 2 values"),
+    (_boolean, "(pingpong)", "attribute 'flag' is neither text nor a number (HDF5: an enum (h5py's bool is one))"),
+])
+def test_attributes_of_more_than_one_value_or_of_no_known_kind_are_refused(tmp_path, spoil, where, message):
+    """h5py stores a list as an array attribute: the reader once read such a root attribute into
+    room for one value (a segmentation fault), looped on a list of texts, and fitted two
+    placements as the first. Each is bad input now, naming the file, the object and the
+    attribute; nothing is written."""
+    trace = tmp_path / "bad.h5"
+    write_synthetic_pingpong(trace, 2e-6, 1e9)
+    with h5py.File(trace, "a") as f:
+        spoil(f)
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 2, res.stderr
+    assert f"{trace} {where}: {message}; expected one value, a text or a number" in res.stderr
+    assert not out.exists()
+
+
+def test_numeric_attributes_are_read_as_their_numbers(tmp_path):
+    """A parameter h5py writes as a number (miss_rate = 0.9) was dropped: the profile said "?"
+    and traces of different workloads were pooled. Numbers now read as text that reads back to
+    the same value: integers exactly, floats in the fewest digits that do."""
+    a, b = tmp_path / "a.h5", tmp_path / "b.h5"
+    write_synthetic_hash(a, 1e8, 2e8, 100e-9)
+    write_synthetic_hash(b, 1e8, 2e8, 100e-9)
+    for path, miss in ((a, 0.9), (b, 0.5)):
+        with h5py.File(path, "a") as f:
+            f["hash_table"].attrs["miss_rate"] = miss
+            f["hash_table"].attrs["buckets"] = np.int64(2 ** 40 + 1)
+    doc = fitted(tmp_path, a)["rates"]["hash_lookup_rate"]["doc"]
+    assert "90 % misses" in doc or "0.9" in doc, doc
+    json_trace = tmp_path / "a.json"
+    subprocess.run([str(BIN / "calib_trace_convert"), str(a), "-o", str(json_trace)], check=True)
+    params = json.loads(json_trace.read_text())["benchmarks"]["hash_table"]["parameters"]
+    assert params["miss_rate"] == "0.9" and params["buckets"] == str(2 ** 40 + 1)
+    res, out = calibrate(tmp_path, a, b)
+    assert res.returncode == 2 and "expected the same workload on every node of a host type" in res.stderr
+
+
+def test_the_profile_never_replaces_a_trace_or_a_folder(tmp_path):
+    """-o naming one of the traces once replaced its measurements with the profile's JSON, and
+    -o naming a folder ended with an internal error (exit 1)."""
+    trace = tmp_path / "s.h5"
+    write_synthetic_pingpong(trace, 2e-6, 1e9)
+    before = trace.read_bytes()
+    for out, message in ((trace, f"-o {trace} is also a trace to fit ({trace})"),
+                         (tmp_path, f"{tmp_path}: is a folder; expected the path of a file to write")):
+        res = subprocess.run([SIMCORE, "calibrate", str(trace), "-o", str(out)], capture_output=True, text=True)
+        assert res.returncode == 2 and message in res.stderr, res.stderr
+    assert trace.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.h5"]
+
+
+@pytest.mark.parametrize("benchmark, dataset, message", [
+    ("pingpong", "copy/bandwidth", "dataset 'copy/bandwidth'; expected a name that is not empty, not '.', without '/'"),
+    ("a/b", "size", "benchmark 'a/b'; expected a name"),
+    ("pingpong", "", "dataset ''; expected a name"),
+])
+def test_trace_convert_refuses_names_hdf5_cannot_hold(tmp_path, benchmark, dataset, message):
+    """A name with '/' or an empty one made HDF5 fail with its error stack and exit 1."""
+    src = tmp_path / "bad.json"
+    src.write_text(json.dumps({"attributes": {"schema": "simcore-calibration-trace/1"}, "benchmarks": {
+        benchmark: {"parameters": {}, "datasets": {dataset: {"unit": "B", "shape": [1], "values": [1]}}}}}))
+    out = tmp_path / "out.h5"
+    res = subprocess.run([str(BIN / "calib_trace_convert"), str(src), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 2 and message in res.stderr and "HDF5-DIAG" not in res.stderr, res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json"]
+
+
+def test_units_are_read_and_converted(tmp_path):
+    """The fitter reads each dataset's unit: times in us and bandwidths in GB/s give the profile
+    that s and B/s give (it once took 2 us as 2 s and 5 GB/s as 5 B/s)."""
+    law = two_segment_law(1e-6, 5e9, 65536, 1e-5, 1e10)
+    si, scaled = tmp_path / "si.h5", tmp_path / "scaled.h5"
+    write_synthetic_network(si, POWERS, law, law)
+    write_synthetic_network(scaled, POWERS, law, law)
+    stream_si = tmp_path / "stream_si.h5"
+    write_synthetic_stream(stream_si, 2e10, 3e10)
+    with h5py.File(scaled, "a") as f:
+        for group, name in (("pingpong", "round_trip"), ("pingping", "time")):
+            d = f[group][name]
+            d[...] = d[()] * 1e6
+            d.attrs["unit"] = "us"
+        f["pingpong/size"][...] = f["pingpong/size"][()] / 1024
+        f["pingpong/size"].attrs["unit"] = "KiB"
+        f["pingping/size"][...] = f["pingping/size"][()] / 1024
+        f["pingping/size"].attrs["unit"] = "KiB"
+    stream_gb = tmp_path / "stream_gb.h5"
+    write_synthetic_stream(stream_gb, 2e10, 3e10)
+    with h5py.File(stream_gb, "a") as f:
+        for name in ("copy_bandwidth", "triad_bandwidth"):
+            d = f["stream"][name]
+            d[...] = d[()] / 1e9
+            d.attrs["unit"] = "GB/s"
+    a = fitted(tmp_path, si, stream_si)
+    (tmp_path / "b").mkdir()
+    b = fitted(tmp_path / "b", scaled, stream_gb)
+    assert b["network_factors"] == a["network_factors"]
+    for x, y in zip(a["quality"]["network"]["segments"], b["quality"]["network"]["segments"]):
+        assert y["from"] == x["from"]
+        assert y["latency"] == pytest.approx(x["latency"], rel=1e-9)
+        assert y["bandwidth"] == pytest.approx(x["bandwidth"], rel=1e-9)
+    assert b["rates"]["memcpy_bandwidth"]["value"] == pytest.approx(a["rates"]["memcpy_bandwidth"]["value"], rel=1e-9)
+
+
+@pytest.mark.parametrize("dataset, unit, expected", [
+    ("round_trip", "fortnights", "expected 's', 'ms', 'us', '\u00b5s', 'ns'"),
+    ("round_trip", "", "expected 's', 'ms'"),  # a time without a unit
+    ("size", "bytes", "expected 'B', 'kB', 'KiB', 'MB', 'MiB', 'GB', 'GiB'"),
+])
+def test_a_unit_the_fitter_does_not_know_is_refused(tmp_path, dataset, unit, expected):
+    trace = tmp_path / "net.h5"
+    write_synthetic_network(trace, POWERS, pingpong_law)
+    with h5py.File(trace, "a") as f:
+        f["pingpong"][dataset].attrs["unit"] = unit
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 2
+    assert f"{trace} (pingpong): dataset '{dataset}' has unit '{unit}'; {expected}" in res.stderr, res.stderr
+    assert not out.exists()
+
+
+def test_calibrate_needs_traces_and_an_output(tmp_path):
+    res = subprocess.run([SIMCORE, "calibrate"], capture_output=True, text=True)
+    assert res.returncode == 2 and "expected simcore calibrate TRACE.h5... -o PROFILE.json" in res.stderr
+
+
+def test_sizes_in_decimal_units_stay_whole_bytes(tmp_path):
+    """1.001 kB times 1000 is 1000.9999999999999 in doubles, which the whole-byte check refused."""
+    si, kb = tmp_path / "si.h5", tmp_path / "kb.h5"
+    sizes = np.array([1.0, 10.0, 100.0, 1001.0, 10007.0, 100003.0, 1000003.0])
+    write_synthetic_network(si, sizes, pingpong_law)
+    write_synthetic_network(kb, sizes, pingpong_law)
+    with h5py.File(kb, "a") as f:
+        f["pingpong/size"][...] = sizes / 1000
+        f["pingpong/size"].attrs["unit"] = "kB"
+    a = fitted(tmp_path, si)
+    (tmp_path / "kb").mkdir()
+    b = fitted(tmp_path / "kb", kb)
+    assert b["network_factors"] == a["network_factors"] and b["links"] == a["links"]
+
+
+def test_a_json_trace_converts_to_hdf5_that_h5py_reads_and_the_fitter_fits_alike(tmp_path):
+    convert = str(BIN / "calib_trace_convert")
+    src = tmp_path / "cuda.json"
+    cuda_trace_as_the_device_writes_it(src, {"gemm_fp32": [1.0 / 3, 2.5, 0.1], "conv3d_ncdhw": [7.0]})
+    h5 = tmp_path / "cuda.h5"
+    res = subprocess.run([convert, str(src), "-o", str(h5)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    with h5py.File(h5) as f:
+        assert f.attrs["schema"] == "simcore-calibration-trace/1" and f.attrs["gpu"] == "Test GPU"
+        g = f["cuda"]
+        assert g.attrs["check_gemm_fp32"] == "1.2e-07"
+        assert g["gemm_fp32"].attrs["unit"] == "Gflop/s"
+        assert list(g["gemm_fp32"][()]) == [1.0 / 3, 2.5, 0.1]  # bit for bit
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert fitted(tmp_path / "a", src)["rates"] == fitted(tmp_path / "b", h5)["rates"]
+    # And back: HDF5 to JSON gives the same document.
+    back = tmp_path / "back.json"
+    assert subprocess.run([convert, str(h5), "-o", str(back)]).returncode == 0
+    assert json.loads(back.read_text()) == json.loads(src.read_text())
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{", "not JSON"),
+    ('{"attributes": {"schema": "simcore-calibration-trace/1"}, "benchmarks": {"cuda": {"parameters": {}, '
+     '"datasets": {"gemm_fp32": {"unit": "Gflop/s", "shape": [2], "values": [1]}}}}}',
+     "benchmarks.cuda.datasets.gemm_fp32.values holds 1 numbers; expected 2"),
+])
+def test_trace_convert_refuses_bad_json_and_writes_nothing(tmp_path, text, message):
+    src = tmp_path / "bad.json"
+    src.write_text(text)
+    out = tmp_path / "out.h5"
+    res = subprocess.run([str(BIN / "calib_trace_convert"), str(src), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 2
+    assert str(src) in res.stderr and message in res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.json"]
+
+
+def test_trace_convert_never_overwrites(tmp_path):
+    src = tmp_path / "cuda.json"
+    cuda_trace_as_the_device_writes_it(src, {"gemm_fp32": [1.0]})
+    out = tmp_path / "cuda.h5"
+    out.write_text("kept")
+    res = subprocess.run([str(BIN / "calib_trace_convert"), str(src), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 2 and "exists already" in res.stderr
+    assert out.read_text() == "kept"
+
+
+def test_an_output_in_a_missing_folder_is_bad_input(tmp_path):
+    trace = tmp_path / "pp.h5"
+    write_synthetic_network(trace, POWERS, pingpong_law)
+    out = tmp_path / "missing" / "p.json"
+    res = subprocess.run([SIMCORE, "calibrate", str(trace), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 2 and str(out) in res.stderr and "expected a path in an existing, writable folder" \
+        in res.stderr
+
+
+def hdf5_with_text_dataset(f):
+    f.create_group("stream").create_dataset("threads", data=np.array([b"one", b"two"]))
+
+
+def hdf5_with_root_dataset(f):
+    f.create_dataset("size", data=np.arange(4.0))
+
+
+def hdf5_with_3d_dataset(f):
+    f.create_group("pingpong").create_dataset("round_trip", data=np.ones((2, 2, 2)))
+
+
+@pytest.mark.parametrize("make, message", [
+    (hdf5_with_text_dataset, "(stream): dataset 'threads' does not hold numbers; expected a dataset of numbers"),
+    (hdf5_with_root_dataset, "'size' at the root is not a group; expected one group per benchmark"),
+    (hdf5_with_3d_dataset, "(pingpong): dataset 'round_trip' has 3 dimensions; expected a dataset of numbers with 1 or 2"),
+])
+def test_malformed_hdf5_traces_are_refused_naming_the_object(tmp_path, make, message):
+    """A text dataset once ended in HDF5's error stack and exit 1, a dataset at the root was
+    dropped, and a 3-D one converted to JSON that did not convert back."""
+    src = tmp_path / "bad.h5"
+    with synthetic_trace(src) as f:
+        make(f)
+    out = tmp_path / "out.json"
+    res = subprocess.run([str(BIN / "calib_trace_convert"), str(src), "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 2 and f"{src}" in res.stderr and message in res.stderr, res.stderr
+    assert "HDF5-DIAG" not in res.stderr and not out.exists()
+    res, profile = calibrate(tmp_path, src)
+    assert res.returncode == 2 and message in res.stderr and not profile.exists()
