@@ -1,13 +1,15 @@
 """The traces shipped under calibration/traces: this machine's and an H200's, fitted."""
 
+import json
 import os
 import pathlib
+import subprocess
 
 import h5py
 import numpy as np
 import pytest
 
-from calibration_test_support import fitted
+from calibration_test_support import SIMCORE, fitted
 
 
 def test_the_shipped_traces_of_this_machine_fit_into_a_whole_profile(tmp_path):
@@ -68,3 +70,16 @@ def test_the_shipped_h200_trace_fits_into_gpu_rates_with_their_shares(tmp_path):
     assert medians["gemm_tf32_wmma_blocked"] / 1e9 == pytest.approx(83325.9, rel=1e-5)
     assert medians["cublas_gemm_tf32"] / 1e9 == pytest.approx(343218.9, rel=1e-5)
     assert medians["cudnn_conv3d_ndhwc_tf32"] / 1e9 == pytest.approx(124348.4, rel=1e-5)
+
+
+@pytest.mark.parametrize("profile", ["vm/profile-intra.json", "h200/profile.json"])
+def test_the_shipped_profiles_are_what_the_fitter_makes_of_the_shipped_traces(tmp_path, profile):
+    """A shipped profile is refitted whenever the fitter changes: fitting the traces it names
+    (from the source tree, in its order) gives it back, every rate and quality figure."""
+    root = pathlib.Path(os.environ["SIMCORE_SOURCE_DIR"])
+    shipped = json.loads((root / "calibration" / "traces" / profile).read_text())
+    out = tmp_path / "p.json"
+    res = subprocess.run([SIMCORE, "calibrate", *shipped["meta"]["traces"], "-o", str(out)], cwd=root,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(out.read_text()) == shipped
