@@ -3,7 +3,8 @@
 #pragma once
 
 #include "calibration/trace_file.hpp"
-#include "profile_parts.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <map>
 #include <string>
@@ -14,26 +15,26 @@ namespace calibration {
 
 class DgemmSamples {
 public:
-  /** Adds the `dgemm` group `b` of trace `t` (read from `path`) to host type `match`, and its
-   *  entry (rate at the largest size, spread, measured peak) to quality["compute"].
+  /** Adds the `dgemm` group `b` of trace `t` (read from `path`) to host type `match`.
    *  simcore::InputError naming the trace when a dataset is missing or misshapen, or holds a
    *  size or rate that is not positive. */
-  void add(const Benchmark& b, const Trace& t, const std::string& path, const std::string& match,
-           nlohmann::ordered_json& quality);
+  void add(const Benchmark& b, const Trace& t, const std::string& path, const std::string& match);
 
   /** One host rule per host type (the median of its traces' rates; specific patterns before
    *  the catch-all, since a profile's first matching rule wins), `dgemm_flops` in each type's
-   *  rates, and each trace's fit quality in quality["compute"]. */
+   *  rates, and quality["compute"]: one entry per trace, in order (its rate at the largest
+   *  size, the spread there, the measured peak and the share of it, and how well its type's
+   *  speed predicts every size and repetition). */
   void write(nlohmann::ordered_json& hosts, std::map<std::string, nlohmann::ordered_json>& type_rates,
              nlohmann::ordered_json& quality) const;
 
 private:
   /** The rate of every trace, by host type, in order of appearance. */
   std::vector<std::pair<std::string, std::vector<double>>> speeds_;
-  /** Every trace's flops and rate of each size and repetition, in the order of
-   *  quality["compute"]. */
+  /** Every trace's quality entry, and its flops and rate of each size and repetition. */
   struct TraceSamples {
     std::string match;
+    nlohmann::ordered_json quality;
     std::vector<double> work, rates;
   };
   std::vector<TraceSamples> traces_;

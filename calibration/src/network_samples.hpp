@@ -1,8 +1,10 @@
 /* The network traces of a fit, pooled by placement (intra-node, inter-node) and fitted once
- * per placement (private to calibration/src). */
+ * per placement (private to calibration/src; the public helpers it uses are in
+ * calibration/network_fit.hpp). */
 #pragma once
 
 #include "calibration/profile_fitter.hpp"
+#include "calibration/trace_file.hpp"
 #include "profile_parts.hpp"
 
 #include <map>
@@ -18,8 +20,6 @@ public:
    *  group is malformed, the placement or buffers are unknown, or the buffers differ from
    *  those of the placement's first trace. A bad `one_way` group (only compared) costs a note. */
   void add(const Trace& t, const std::string& path, const FitOptions& options);
-
-  bool empty() const { return placements_.empty(); }
 
   /** Fits each placement measured and writes its SMPI factors (network_factors), its route
    *  (the loopback within a node, the links between nodes), the network rates and the

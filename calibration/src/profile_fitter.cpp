@@ -1,5 +1,6 @@
 #include "calibration/profile_fitter.hpp"
 #include "calibration/stencil_fit.hpp"
+#include "calibration/trace_file.hpp"
 #include "dgemm_samples.hpp"
 #include "fit_support.hpp"
 #include "gpu_samples.hpp"
@@ -134,7 +135,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
                                                         "placement); expected a trace of calib_pingpong, which "
                                                         "writes both");
       else if (name == "dgemm")
-        dgemm.add(b, t, path, match, out.quality);
+        dgemm.add(b, t, path, match);
       else if (name == "stream")
         ts.stream.add(b, path);
       else if (name == "hash_table")

@@ -120,7 +120,7 @@ def write_synthetic_network(path, sizes, pingpong, pingping=None, placement="int
             h.create_dataset("time", data=np.repeat(pingping(sizes)[:, None], reps, axis=1)).attrs["unit"] = "s"
 
 
-# Ping-pong: a message alone; ping-ping: the same link with both directions busy (half the bandwidth).
+# Ping-pong: a message alone (ping-ping, both directions busy, is in test_fit_network.py).
 PP_LAT, PP_BW = 2e-6, 4e9
 
 

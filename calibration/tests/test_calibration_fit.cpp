@@ -1,5 +1,6 @@
 /* Calibration: the piecewise fitter on synthetic traces with known parameters and noise,
  * SMPI factor syntax, and the HDF5 trace round trip. */
+#include <calibration/network_fit.hpp>
 #include <calibration/piecewise_fit.hpp>
 #include <calibration/profile_fitter.hpp>
 #include <calibration/trace_file.hpp>

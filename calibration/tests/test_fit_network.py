@@ -65,6 +65,7 @@ def test_a_one_way_group_the_fitter_cannot_read_leaves_only_that_fit_out(tmp_pat
     assert lat == pytest.approx(PP_LAT, rel=1e-6) and bw == pytest.approx(PP_BW, rel=1e-6)
 
 
+# Ping-ping: the same link as PP_* with both directions busy (half the bandwidth).
 PI_LAT, PI_BW = 3e-6, 2e9
 
 

@@ -21,6 +21,11 @@ void pingpong_samples(const Benchmark& b, std::vector<double>& sizes, std::vecto
 void pingping_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times,
                       const std::string& path);
 
+/** Times of calib_pingpong's one_way group (a window of MPI_Isend): sizes (B) and the time
+ *  per message of the stream (s), one sample per repetition. */
+void one_way_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times,
+                     const std::string& path);
+
 /** SMPI's factor syntax for a fit, relative to (latency, bandwidth): "size:factor;..." from
  *  the largest size down. */
 std::string latency_factors(const PiecewiseFit& fit, double latency);

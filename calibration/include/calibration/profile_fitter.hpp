@@ -1,11 +1,7 @@
 /* From calibration traces to a calibration profile (simcore-profile/1): network latency and
- * bandwidth as piecewise segments over message size (SimGrid's SMPI factor syntax), memory
- * copy rates from STREAM, fit quality for each part. */
+ * bandwidth as piecewise segments over message size (SimGrid's SMPI factor syntax), host
+ * speeds, memory, hash, stencil and GPU rates, fit quality for each part. */
 #pragma once
-
-#include "calibration/network_fit.hpp"
-#include "calibration/piecewise_fit.hpp"
-#include "calibration/trace_file.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -21,7 +21,8 @@ void StreamSamples::add(const Benchmark& b, const std::string& path)
                                          " rows; expected one thread count per row");
   for (double v : threads.values)
     if (!(v >= 1) || !std::isfinite(v))
-      throw simcore::InputError(where, "dataset 'threads' holds " + profile_number(v) + "; expected thread counts >= 1");
+      throw simcore::InputError(where,
+                                "dataset 'threads' holds " + profile_number(v) + "; expected thread counts >= 1");
   need_positive(copy, threads.rows(), where, "copy_bandwidth", "bandwidths in bytes per second");
   need_positive(triad, threads.rows(), where, "triad_bandwidth", "bandwidths in bytes per second");
   // STREAM counts the bytes read and written: a memcpy of S bytes moves 2 S.

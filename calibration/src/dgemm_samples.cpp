@@ -10,8 +10,7 @@
 
 namespace calibration {
 
-void DgemmSamples::add(const Benchmark& b, const Trace& t, const std::string& path, const std::string& match,
-                       nlohmann::ordered_json& quality)
+void DgemmSamples::add(const Benchmark& b, const Trace& t, const std::string& path, const std::string& match)
 {
   // Dense compute rate of one core: the median over repetitions at the largest size.
   const Dataset size = need_in_group(b, "size", Quantity::kCount, path);
@@ -36,13 +35,12 @@ void DgemmSamples::add(const Benchmark& b, const Trace& t, const std::string& pa
   std::vector<double> spread;
   for (std::size_t k = 0; k < gflops.cols(); k++)
     spread.push_back(std::abs(gflops.at(largest, k) * 1e9 - rate) / rate);
-  TraceSamples cs{match, {}, {}};
+  TraceSamples cs{match, {}, {}, {}};
   for (std::size_t r = 0; r < size.rows(); r++)
     for (std::size_t k = 0; k < gflops.cols(); k++) {
       cs.work.push_back(2 * size.at(r) * size.at(r) * size.at(r));
       cs.rates.push_back(gflops.at(r, k) * 1e9);
     }
-  traces_.push_back(std::move(cs));
   nlohmann::ordered_json c{{"match", match},
                            {"trace", path},
                            {"cpu_model", t.attributes.count("cpu_model") ? t.attributes.at("cpu_model") : ""},
@@ -57,7 +55,8 @@ void DgemmSamples::add(const Benchmark& b, const Trace& t, const std::string& pa
       c["share_of_measured_peak"] = rate / peak;
     }
   }
-  quality["compute"].push_back(c);
+  cs.quality = std::move(c);
+  traces_.push_back(std::move(cs));
 }
 
 void DgemmSamples::write(nlohmann::ordered_json& hosts, std::map<std::string, nlohmann::ordered_json>& type_rates,
@@ -74,10 +73,11 @@ void DgemmSamples::write(nlohmann::ordered_json& hosts, std::map<std::string, nl
   }
   // Each DGEMM trace against its host type's speed, every size and repetition: a DGEMM of
   // n^3 timed as 2 n^3 / speed, as the simulation would.
-  for (std::size_t i = 0; i < traces_.size(); i++) {
-    const auto& cs = traces_[i];
+  for (const auto& cs : traces_) {
     const auto it = std::find_if(speeds.begin(), speeds.end(), [&](const auto& e) { return e.first == cs.match; });
-    quality["compute"][i].update(rate_fit_quality(cs.work, cs.rates, simcore::quantile(it->second, 0.5)));
+    nlohmann::ordered_json q = cs.quality;
+    q.update(rate_fit_quality(cs.work, cs.rates, simcore::quantile(it->second, 0.5)));
+    quality["compute"].push_back(std::move(q));
   }
 }
 

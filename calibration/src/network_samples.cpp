@@ -1,0 +1,234 @@
+#include "calibration/network_fit.hpp"
+#include "fit_support.hpp"
+#include "network_samples.hpp"
+
+#include <simcore/error.hpp>
+#include <simcore/quantile.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace calibration {
+
+namespace {
+
+std::string number(double v) { return profile_number(v); }
+
+nlohmann::ordered_json quality_json(const FitQuality& q)
+{
+  return {{"r2", q.r2}, {"max_rel_error", q.max_rel_error}, {"median_rel_error", q.median_rel_error}};
+}
+
+/** A network fit's quality and segments. */
+nlohmann::ordered_json network_quality(const PiecewiseFit& fit)
+{
+  nlohmann::ordered_json q = quality_json(fit.quality);
+  nlohmann::ordered_json segs = nlohmann::ordered_json::array();
+  for (const auto& s : fit.segments)
+    segs.push_back({{"from", s.from}, {"latency", s.intercept}, {"bandwidth", s.slope > 0 ? 1.0 / s.slope : 0.0}});
+  q["segments"] = segs;
+  q["protocol_switch"] = fit.switch_point();
+  return q;
+}
+
+/** Leaves out of (msizes, mtimes) the sizes that stray alone from their neighbours
+ *  (isolated_outliers); what it left out, for the quality section. */
+nlohmann::ordered_json drop_isolated_outliers(std::vector<double>& msizes, std::vector<double>& mtimes,
+                                              double tolerance)
+{
+  nlohmann::ordered_json dropped = nlohmann::ordered_json::array();
+  const auto out = isolated_outliers(msizes, mtimes, tolerance);
+  for (auto it = out.rbegin(); it != out.rend(); ++it) {
+    const auto i = static_cast<long>(*it);
+    nlohmann::ordered_json entry{{"size", msizes[*it]}, {"time", mtimes[*it]}};
+    dropped.insert(dropped.begin(), std::move(entry));
+    msizes.erase(msizes.begin() + i);
+    mtimes.erase(mtimes.begin() + i);
+  }
+  return dropped;
+}
+
+/** The median time of each size (the fit should not chase a first round trip or a
+ *  descheduled process), and every sample's relative distance to its median. */
+void median_per_size(std::vector<double> sizes, std::vector<double> times, std::vector<double>& msizes,
+                     std::vector<double>& mtimes, std::vector<double>& spread)
+{
+  // Samples of several traces: grouped by size first.
+  std::vector<std::size_t> order(sizes.size());
+  for (std::size_t i = 0; i < order.size(); i++)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sizes[a] < sizes[b]; });
+  std::vector<double> s2, t2;
+  for (std::size_t i : order)
+    s2.push_back(sizes[i]), t2.push_back(times[i]);
+  sizes.swap(s2);
+  times.swap(t2);
+  for (std::size_t i = 0; i < sizes.size();) {
+    std::size_t j = i;
+    std::vector<double> v;
+    while (j < sizes.size() && sizes[j] == sizes[i])
+      v.push_back(times[j++]);
+    const double med = simcore::quantile(v, 0.5);
+    msizes.push_back(sizes[i]);
+    mtimes.push_back(med);
+    for (double x : v)
+      spread.push_back(std::abs(x - med) / med);
+    i = j;
+  }
+}
+
+} // namespace
+
+void NetworkSamples::add(const Trace& t, const std::string& path, const FitOptions& options)
+{
+  // The network's times: of a message alone (ping-pong) or of a message while the other
+  // direction is busy too (ping-ping, where the trace has it and the options allow).
+  const Benchmark& b = t.benchmarks.at("pingpong");
+  const bool has_pingping = t.benchmarks.count("pingping") != 0;
+  if (options.network_pattern == "pingping" && !has_pingping)
+    throw simcore::InputError(path, "no 'pingping' group for --network-pattern pingping; expected a trace of "
+                                    "calib_pingpong (which measures both)");
+  const std::string placement = parameter_or(b, "placement", "inter-node");
+  if (placement != "intra-node" && placement != "inter-node")
+    throw simcore::InputError(path + " (pingpong)", "placement '" + placement +
+                                                        "'; expected 'intra-node' or 'inter-node'");
+  Placement& n = placements_[placement];
+  // Where the messages' memory lay: intra-node here, 10 and 40 kB from the heap took 1 us
+  // longer than from one large mapped buffer. A fit of both kinds would be neither's.
+  // Traces written before calib_pingpong had --buffers used one large buffer.
+  const std::string buffers = parameter_or(b, "buffers", "shared");
+  if (buffers != "per-size" && buffers != "shared")
+    throw simcore::InputError(path + " (pingpong)", "buffers '" + buffers + "'; expected 'per-size' or 'shared'");
+  if (n.traces == 0)
+    n.buffers = buffers, n.buffers_trace = path;
+  else if (buffers != n.buffers)
+    throw simcore::InputError(path + " (pingpong)", "measured with " + buffers + " buffers, but " +
+                                                        n.buffers_trace + " (also " + placement + ") with " +
+                                                        n.buffers + " ones; expected traces of one kind "
+                                                        "(calib_pingpong --buffers) for one placement");
+  pingpong_samples(b, n.pingpong_sizes, n.pingpong_times, path);
+  if (has_pingping)
+    pingping_samples(t.benchmarks.at("pingping"), n.pingping_sizes, n.pingping_times, path);
+  n.all_have_pingping = n.all_have_pingping && has_pingping;
+  // The one_way group is fitted for comparison only: a bad one leaves that fit out, with
+  // a note, and does not cost the profile.
+  bool has_one_way = t.benchmarks.count("one_way") != 0;
+  if (has_one_way) {
+    std::vector<double> sizes, times;
+    try {
+      one_way_samples(t.benchmarks.at("one_way"), sizes, times, path);
+      n.one_way_sizes.insert(n.one_way_sizes.end(), sizes.begin(), sizes.end());
+      n.one_way_times.insert(n.one_way_times.end(), times.begin(), times.end());
+    } catch (const simcore::InputError& e) {
+      has_one_way = false;
+      if (n.one_way_problem.empty())
+        n.one_way_problem = e.what();
+    }
+  }
+  n.all_have_one_way = n.all_have_one_way && has_one_way;
+  n.traces++;
+}
+
+void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
+{
+  // Each fitted placement's factors go to network_factors, which the kernel applies by
+  // placement: the intra-node fit to messages within a host (over the loopback, which it
+  // sets), the inter-node one to messages between hosts (over the links its rule sets); a
+  // placement not fitted keeps factors of 1. (SimGrid's own smpi/*-factor apply to every
+  // message: an intra-node fit once scaled the latency of messages between nodes by 1425.)
+  for (const char* placement : {"intra-node", "inter-node"}) {
+    const auto it = placements_.find(placement);
+    if (it == placements_.end())
+      continue;
+    const Placement& n = it->second;
+    const bool concurrent = n.all_have_pingping && options.network_pattern != "pingpong";
+    std::vector<double> msizes, mtimes, spread;
+    median_per_size(concurrent ? n.pingping_sizes : n.pingpong_sizes, concurrent ? n.pingping_times : n.pingpong_times,
+                    msizes, mtimes, spread);
+    if (msizes.size() < 2)
+      throw simcore::InputError(placement + std::string(" network traces"),
+                                std::to_string(msizes.size()) + " message size(s); expected at least 2 distinct "
+                                "sizes to tell a latency from a bandwidth");
+    const auto excluded = drop_isolated_outliers(msizes, mtimes, options.outlier_tolerance);
+    const PiecewiseFit fit = fit_piecewise(msizes, mtimes, options.max_segments);
+    // The reference: the first segment's latency, the last segment's bandwidth.
+    const double latency = std::max(fit.segments.front().intercept, 1e-9);
+    const double bandwidth = fit.segments.back().slope > 0 ? 1.0 / fit.segments.back().slope : 1e12;
+    out.config["network/model"] = "SMPI";
+    out.network_factors[placement] = {{"latency", latency_factors(fit, latency)},
+                                      {"bandwidth", bandwidth_factors(fit, bandwidth)}};
+    if (std::string(placement) == "intra-node") { // the route of two ranks on one host: its loopback
+      out.config["network/loopback-lat"] = number(latency);
+      out.config["network/loopback-bw"] = number(bandwidth);
+    } else {
+      out.links.push_back(
+          {{"match", ".*"}, {"bandwidth", number(bandwidth) + "Bps"}, {"latency", number(latency) + "s"}});
+      // Ping-ping times hold what traffic the other way costs; SimGrid's cross-traffic would
+      // charge each message 5 % of the reverse one on top (a simulated exchange 5 % slower
+      // than the times fitted). Loopbacks are fat pipes, where it changes nothing.
+      if (concurrent)
+        out.config["network/crosstraffic"] = "0";
+    }
+    const std::string pattern = concurrent ? "ping-ping" : "ping-pong";
+    // Each placement's own, and the unqualified pair: the inter-node one where both were
+    // fitted (what a message between hosts costs), else the only one.
+    const std::string suffix = std::string(placement) == "intra-node" ? "_intra_node" : "_inter_node";
+    for (const std::string& name : {std::string(), suffix}) {
+      const std::string which = name.empty() ? " (" + std::string(placement) + ")" : "";
+      out.rates["network_latency" + name] = {
+          {"value", latency}, {"unit", "s"}, {"doc", pattern + ", smallest messages" + which}};
+      out.rates["network_bandwidth" + name] = {{"value", bandwidth}, {"unit", "Bps"},
+                                           {"doc", pattern + ", largest messages" + which}};
+    }
+    // Where the fit found a protocol switch (eager to rendezvous, a jump in time per
+    // message): the size above which messages take the other protocol.
+    if (fit.switch_point() > 0)
+      out.rates["network_protocol_switch" + suffix] = {
+          {"value", fit.switch_point()},
+          {"unit", "B"},
+          {"doc", pattern + ", " + std::string(placement) +
+                      ": the first size measured past the fitted protocol switch (smaller messages: eager)"}};
+    const bool both = std::string(placement) == "intra-node" && placements_.count("inter-node");
+    auto& q = out.quality[both ? "network_intra_node" : "network"];
+    q = network_quality(fit);
+    q["samples"] = msizes.size(); // the sizes fitted (each the median of its repetitions)
+    q["median_rel_spread_of_repetitions"] = simcore::quantile(spread, 0.5);
+    q["placement"] = placement;
+    q["pattern"] = concurrent ? "pingping" : "pingpong";
+    q["traces"] = n.traces;
+    q["buffers"] = n.buffers;
+    q["excluded_sizes"] = excluded;
+    if (!excluded.empty())
+      q["note"] = std::to_string(excluded.size()) + " size(s) left out of the " + placement +
+                  " fit: their median time strays alone from both neighbours by more than " +
+                  number(100 * options.outlier_tolerance) + " % (excluded_sizes; --outlier-tolerance 0 keeps them)";
+    if (n.all_have_pingping) { // the other pattern's fit, for comparison
+      std::vector<double> ms2, mt2, sp2;
+      median_per_size(concurrent ? n.pingpong_sizes : n.pingping_sizes,
+                      concurrent ? n.pingpong_times : n.pingping_times, ms2, mt2, sp2);
+      const auto excluded2 = drop_isolated_outliers(ms2, mt2, options.outlier_tolerance);
+      auto& o = q[concurrent ? "pingpong_fit_not_applied" : "pingping_fit_not_applied"];
+      o = network_quality(fit_piecewise(ms2, mt2, options.max_segments));
+      o["excluded_sizes"] = excluded2;
+    }
+    if (n.all_have_one_way) {
+      // Messages streamed back to back (a window of MPI_Isend): the time per message is the
+      // sender's gap, not a latency; its last segment's bandwidth is what a stream of
+      // messages gets. For comparison: a simulated message costs what the fit above says.
+      std::vector<double> ms3, mt3, sp3;
+      median_per_size(n.one_way_sizes, n.one_way_times, ms3, mt3, sp3);
+      if (ms3.size() >= 2) {
+        const auto excluded3 = drop_isolated_outliers(ms3, mt3, options.outlier_tolerance);
+        auto& o = q["one_way_fit_not_applied"];
+        o = network_quality(fit_piecewise(ms3, mt3, options.max_segments));
+        o["excluded_sizes"] = excluded3;
+      }
+    }
+    if (!n.one_way_problem.empty()) {
+      const std::string note = "one_way not fitted (it is only compared): " + n.one_way_problem;
+      q["note"] = q.contains("note") ? q["note"].get<std::string>() + "; " + note : note;
+    }
+  }
+}
+
+} // namespace calibration
