@@ -334,9 +334,10 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
     std::sort(x.begin(), x.end());
     return x[x.size() / 2];
   };
-  std::printf("%s keys, %zu buckets (%.0f MiB%s), %zu keys, %zu queries, %.0f %% misses\n",
+  std::printf("%s keys, %zu buckets (%.0f MiB%s), %zu keys, %zu queries, %.0f %% misses; the table's %s\n",
               sizeof(Key) == 4 ? "float" : "double", buckets, static_cast<double>(table_bytes) / 1048576.0,
-              huge ? ", huge pages" : "", n, queries, 100 * miss);
+              huge ? ", huge pages" : "", n, queries, 100 * miss,
+              Table::simd_available() ? "AVX-512 path" : "scalar path (this CPU has no AVX-512F)");
   if (!huge_share.empty() && huge_share.front() >= 0)
     std::printf("huge pages back %.0f to %.0f %% of the table's memory (the repetitions of the pipelined table)\n",
                 100 * *std::min_element(huge_share.begin(), huge_share.end()),
