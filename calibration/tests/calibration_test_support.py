@@ -183,3 +183,23 @@ def two_segment_law(latency, bandwidth, switch, latency2, bandwidth2):
     """One-way time of an eager protocol up to `switch` bytes and a rendezvous above it."""
     return lambda s: np.where(np.asarray(s, dtype=float) < switch, latency + np.asarray(s, dtype=float) / bandwidth,
                               latency2 + np.asarray(s, dtype=float) / bandwidth2)
+
+
+def two_host_platform(path, hosts=("n0", "n1"), sharing_policy=None, direction=None):
+    """Writes a SimGrid platform of two hosts of 1 Gf joined by one link of 1 GB/s and 10 us
+    (`sharing_policy` and the route's `direction` where given) to `path`, and returns it."""
+    policy = f' sharing_policy="{sharing_policy}"' if sharing_policy else ""
+    way = f' direction="{direction}"' if direction else ""
+    a, b = hosts
+    path.write_text(f"""<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="{a}" speed="1Gf"/>
+    <host id="{b}" speed="1Gf"/>
+    <link id="wire" bandwidth="1GBps" latency="10us"{policy}/>
+    <route src="{a}" dst="{b}"><link_ctn id="wire"{way}/></route>
+  </zone>
+</platform>
+""")
+    return path

@@ -13,7 +13,7 @@ import h5py
 import numpy as np
 import pytest
 
-from calibration_test_support import BIN, ROOT, SIMCORE, calibrate, fitted, link_of
+from calibration_test_support import BIN, ROOT, SIMCORE, calibrate, fitted, link_of, two_host_platform
 
 
 MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -219,19 +219,6 @@ def test_stencil_benchmark_refuses_bad_options(tmp_path, args):
     assert not (tmp_path / "x.h5").exists()
 
 
-SMPI_PLATFORM = """<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="z" routing="Full">
-    <host id="n0" speed="1Gf"/>
-    <host id="n1" speed="1Gf"/>
-    <link id="wire" bandwidth="1GBps" latency="10us" sharing_policy="{policy}"/>
-    <route src="n0" dst="n1"><link_ctn id="wire"{direction}/></route>
-  </zone>
-</platform>
-"""
-
-
 @pytest.mark.skipif(shutil.which("smpirun") is None or not (BIN / "calib_pingpong_smpi").exists(),
                     reason="needs SimGrid's smpirun and calib_pingpong_smpi")
 @pytest.mark.parametrize("policy", ["SPLITDUPLEX", "SHARED"])
@@ -240,8 +227,8 @@ def test_the_benchmark_on_a_simulated_network_is_fitted_back_to_its_links(tmp_pa
     one link of 10 us and 1 GB/s (SMPI's factors set to 1, every message eager) gives an
     inter-node trace; the ping-pong fit recovers the link, and the ping-ping fit tells a
     full-duplex link (each direction 1 GB/s) from a shared one (0.5 GB/s each way)."""
-    platform = tmp_path / "two_hosts.xml"
-    platform.write_text(SMPI_PLATFORM.format(policy=policy, direction=' direction="UP"' if policy == "SPLITDUPLEX" else ""))
+    platform = two_host_platform(tmp_path / "two_hosts.xml", sharing_policy=policy,
+                                 direction="UP" if policy == "SPLITDUPLEX" else None)
     hostfile = tmp_path / "hosts"
     hostfile.write_text("n0\nn1\n")
     trace = tmp_path / "pp.h5"
@@ -351,8 +338,7 @@ def test_pingpong_that_cannot_have_its_buffers_stops_before_measuring(tmp_path):
 def test_pingpong_under_smpi_that_cannot_have_its_buffers_exits_2(tmp_path):
     """Under SMPI too (whose MPI_Abort would end one rank and leave the other deadlocked, exit
     0): every rank learns that one could not allocate and all stop, exit 2, no trace."""
-    platform = tmp_path / "two_hosts.xml"
-    platform.write_text(SMPI_PLATFORM.format(policy="SHARED", direction=""))
+    platform = two_host_platform(tmp_path / "two_hosts.xml", sharing_policy="SHARED")
     hostfile = tmp_path / "hosts"
     hostfile.write_text("n0\nn1\n")
     trace = tmp_path / "pp.h5"

@@ -10,7 +10,7 @@ import pytest
 
 from calibration_test_support import (
     SIMCORE, STENCIL_CELLS, STENCIL_RATES, calibrate, fitted, run_halo, synthetic_trace, write_synthetic_dgemm,
-    write_synthetic_hash, write_synthetic_stencil, write_synthetic_stream)
+    two_host_platform, write_synthetic_hash, write_synthetic_stencil, write_synthetic_stream)
 
 
 def test_host_types_get_one_rule_each_specific_ones_first(tmp_path):
@@ -191,19 +191,6 @@ def test_stencil_traces_of_one_type_that_measured_different_sweeps_are_refused(t
     assert not out.exists()
 
 
-TWO_TYPES_PLATFORM = """<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="z" routing="Full">
-    <host id="cpu-0" speed="1Gf"/>
-    <host id="gpu-0" speed="1Gf"/>
-    <link id="wire" bandwidth="1GBps" latency="10us"/>
-    <route src="cpu-0" dst="gpu-0"><link_ctn id="wire"/></route>
-  </zone>
-</platform>
-"""
-
-
 def test_halo_computes_at_each_host_types_fitted_cost(tmp_path):
     """One rank on a host of each type: its compute time is cells / the type's measured cell
     rate (cells x flops_per_cell / the type's speed), whatever the platform's speed."""
@@ -211,8 +198,7 @@ def test_halo_computes_at_each_host_types_fitted_cost(tmp_path):
     profile = tmp_path / "p.json"
     subprocess.run([SIMCORE, "calibrate", "--hosts", "cpu-.*", *map(str, t["cpu"]), "--hosts", "gpu-.*",
                     *map(str, t["gpu"]), "-o", str(profile)], check=True, capture_output=True)
-    platform = tmp_path / "two_types.xml"
-    platform.write_text(TWO_TYPES_PLATFORM)
+    platform = two_host_platform(tmp_path / "two_types.xml", hosts=("cpu-0", "gpu-0"))
     mean = run_halo(tmp_path, "types", {"ranks_per_node": 1, "local_cells": "10,10,10", "iterations": 1},
                     profile, metric="compute_time_mean", platform=platform)
     assert mean == pytest.approx((1000 / 2e8 + 1000 / 1e8) / 2, rel=1e-5)
