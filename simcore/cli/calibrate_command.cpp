@@ -1,0 +1,151 @@
+/* simcore calibrate: calibration traces fitted into a profile (calibration/README.md). */
+#include "commands.hpp"
+
+#include "simcore/error.hpp"
+#include "simcore/result_writer.hpp"
+
+#include <calibration/profile_fitter.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+namespace simcore::cli {
+namespace {
+
+const char* kCalibrateHelp = R"(simcore calibrate [--hosts REGEX] TRACE.h5... -o PROFILE.json [--network-pattern auto|pingping|pingpong]
+                  [--outlier-tolerance X]
+
+Fits a calibration profile from calibration traces (calibration/README.md): network latency
+and bandwidth as piecewise segments over message size (SimGrid's SMPI factor syntax; the
+loopback for ranks within one node), host speed from DGEMM, memory rates from STREAM and
+hash lookups, flops per stencil cell, GPU kernel rates, and the quality of each fit. Prints
+a summary; writes PROFILE.json atomically.
+
+  --hosts REGEX      the host type of the traces that follow: their DGEMM speed (and, with
+                     several types, their other rates) go to a host rule for the platform's
+                     hosts matching REGEX (default: every host), e.g.
+                     --hosts 'cpu-.*' cpu/*.h5 --hosts 'gpu-.*' gpu/*.h5
+  --network-pattern  the network times the factors come from: pingping (a message while the
+                     other direction is busy too, as in exchanges and halos), pingpong (a
+                     message alone), auto (default: pingping where the trace has it)
+  --outlier-tolerance X
+                     network sizes whose median time strays alone (one or two sizes) from
+                     both neighbours by more than X (default 0.25: 25 %) are left out of the
+                     fit and listed in the quality section; 0 keeps every size
+)";
+
+struct CalibrateArgs {
+  std::vector<std::string> traces;
+  std::string out;
+  calibration::FitOptions options;
+};
+
+CalibrateArgs parse_calibrate_args(const Args& args)
+{
+  CalibrateArgs c;
+  std::string host_pattern; // for the traces that follow; empty: every host
+  for (std::size_t i = 0; i < args.size(); i++) {
+    if (args[i] == "--hosts") {
+      if (i + 1 >= args.size())
+        throw InputError("command line", "missing pattern after --hosts; expected a regular expression over host names");
+      host_pattern = args[++i];
+    } else if (args[i] == "--network-pattern") {
+      if (i + 1 >= args.size())
+        throw InputError("command line", "missing value after --network-pattern; expected auto, pingping or pingpong");
+      c.options.network_pattern = args[++i];
+    } else if (args[i] == "--outlier-tolerance") {
+      const std::string what = "expected a share >= 0 (0.25: 25 %; 0 keeps every size)";
+      if (i + 1 >= args.size())
+        throw InputError("command line", "missing value after --outlier-tolerance; " + what);
+      const std::string v = args[++i];
+      char* end = nullptr;
+      const double t = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(t >= 0) || !std::isfinite(t))
+        throw InputError("command line", "--outlier-tolerance '" + v + "'; " + what);
+      c.options.outlier_tolerance = t;
+    } else if (args[i] == "-o" || args[i] == "--out") {
+      if (i + 1 >= args.size())
+        throw InputError("command line", "missing file after " + args[i] + "; expected -o PROFILE.json");
+      c.out = args[++i];
+    } else if (!args[i].empty() && args[i][0] == '-') {
+      throw InputError("command line", "unknown option '" + args[i] + "'; see simcore calibrate --help");
+    } else {
+      c.traces.push_back(args[i]);
+      c.options.host_match.push_back(host_pattern);
+    }
+  }
+  if (c.traces.empty() || c.out.empty())
+    throw InputError("command line", "expected simcore calibrate TRACE.h5... -o PROFILE.json");
+  if (!host_pattern.empty() && (c.options.host_match.empty() || c.options.host_match.back() != host_pattern))
+    throw InputError("command line", "--hosts '" + host_pattern + "' is followed by no trace; expected --hosts REGEX "
+                                     "TRACE.h5... (the pattern applies to the traces after it)");
+  for (const auto& t : c.traces) {
+    std::error_code ec;
+    if (t == c.out || std::filesystem::equivalent(t, c.out, ec))
+      throw InputError("command line", "-o " + c.out + " is also a trace to fit (" + t +
+                                           "); expected a new file for the profile, which would replace the trace");
+  }
+  return c;
+}
+
+void print_network_quality(const nlohmann::ordered_json& n)
+{
+  std::printf("  network (%s, %s): %zu segments, R^2 %.4f, relative error median %.1f %% max %.1f %%\n",
+              n["placement"].get<std::string>().c_str(), n["pattern"].get<std::string>().c_str(), n["segments"].size(),
+              n["r2"].get<double>(), 100 * n["median_rel_error"].get<double>(), 100 * n["max_rel_error"].get<double>());
+  for (const auto& seg : n["segments"])
+    std::printf("    from %10.0f B: latency %8.3f us, bandwidth %8.3f GB/s\n", seg["from"].get<double>(),
+                1e6 * seg["latency"].get<double>(), seg["bandwidth"].get<double>() / 1e9);
+  if (n["protocol_switch"].get<double>() > 0)
+    std::printf("    protocol switch at %.0f B\n", n["protocol_switch"].get<double>());
+}
+
+void print_rates(const nlohmann::ordered_json& rates)
+{
+  if (rates.contains("memcpy_bandwidth")) {
+    std::printf("  memory: memcpy %.2f GB/s", rates["memcpy_bandwidth"]["value"].get<double>() / 1e9);
+    if (rates.contains("memcpy_bandwidth_one_core"))
+      std::printf(" (one core %.2f GB/s)", rates["memcpy_bandwidth_one_core"]["value"].get<double>() / 1e9);
+    std::printf("\n");
+  }
+  for (const char* rate : {"dgemm_flops", "flops_per_cell", "hash_lookup_rate", "random_line_rate"})
+    if (rates.contains(rate))
+      std::printf("  %s: %.4g %s\n", rate, rates[rate]["value"].get<double>(),
+                  rates[rate]["unit"].get<std::string>().c_str());
+}
+
+/** The fitter's notes (nodes of one type that differ widely, a rate it could not give): on
+ *  stderr, where they are seen, besides the profile's quality section. */
+void print_notes(const nlohmann::ordered_json& quality)
+{
+  for (const auto& [part, entry] : quality.items()) {
+    const auto& entries = entry.is_array() ? entry : nlohmann::ordered_json::array({entry});
+    for (const auto& e : entries)
+      if (e.is_object() && e.contains("note"))
+        std::fprintf(stderr, "simcore calibrate: note (%s%s): %s\n", part.c_str(),
+                     e.contains("match") ? (", hosts matching '" + e["match"].get<std::string>() + "'").c_str() : "",
+                     e["note"].get<std::string>().c_str());
+  }
+}
+
+int calibrate(const Args& args)
+{
+  const CalibrateArgs c = parse_calibrate_args(args);
+  const auto profile = calibration::fit_profile(c.traces, c.options);
+  write_file_atomically(c.out, profile.dump(2) + "\n");
+  std::printf("%s: %s\n", c.out.c_str(), profile["name"].get<std::string>().c_str());
+  const auto& q = profile["quality"];
+  if (q.contains("network"))
+    print_network_quality(q["network"]);
+  print_rates(profile["rates"]);
+  print_notes(q);
+  return 0;
+}
+
+} // namespace
+
+Command calibrate_command() { return {"calibrate", kCalibrateHelp, &calibrate}; }
+
+} // namespace simcore::cli
