@@ -31,7 +31,7 @@ void DgemmSamples::add(const Benchmark& b, const Trace& t, const std::string& pa
   auto it = std::find_if(speeds_.begin(), speeds_.end(), [&](const auto& e) { return e.first == match; });
   if (it == speeds_.end())
     it = speeds_.insert(speeds_.end(), {match, {}});
-  it->second.push_back(rate);
+  it->second.add(rate, path);
   std::vector<double> spread;
   for (std::size_t k = 0; k < gflops.cols(); k++)
     spread.push_back(std::abs(gflops.at(largest, k) * 1e9 - rate) / rate);
@@ -65,18 +65,28 @@ void DgemmSamples::write(nlohmann::ordered_json& hosts, std::map<std::string, nl
   // Specific patterns before the catch-all, since a profile's first matching rule wins.
   auto speeds = speeds_;
   std::stable_partition(speeds.begin(), speeds.end(), [](const auto& e) { return e.first != ".*"; });
-  for (const auto& [match, values] : speeds) {
-    const double rate = simcore::quantile(values, 0.5);
+  for (const auto& [match, nodes] : speeds) {
+    const double rate = nodes.median();
     hosts.push_back({{"match", match}, {"speed", profile_number(rate) + "f"}});
     type_rates[match]["dgemm_flops"] = {{"value", rate}, {"unit", "flops"},
                                         {"doc", "DGEMM, one core, hosts matching '" + match + "'"}};
   }
   // Each DGEMM trace against its host type's speed, every size and repetition: a DGEMM of
   // n^3 timed as 2 n^3 / speed, as the simulation would.
+  std::vector<std::string> described; // the types whose nodes' spread is given
   for (const auto& cs : traces_) {
     const auto it = std::find_if(speeds.begin(), speeds.end(), [&](const auto& e) { return e.first == cs.match; });
+    const NodeSamples& nodes = it->second;
     nlohmann::ordered_json q = cs.quality;
-    q.update(rate_fit_quality(cs.work, cs.rates, simcore::quantile(it->second, 0.5)));
+    q.update(rate_fit_quality(cs.work, cs.rates, nodes.median()));
+    if (nodes.values.size() > 1 && std::find(described.begin(), described.end(), cs.match) == described.end()) {
+      nlohmann::ordered_json spread;
+      nodes.describe(spread, "DGEMM rates");
+      q["node_rel_spread"] = spread["node_rel_spread"];
+      if (spread.contains("note"))
+        q["note"] = spread["note"];
+      described.push_back(cs.match);
+    }
     quality["compute"].push_back(std::move(q));
   }
 }

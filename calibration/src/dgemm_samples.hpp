@@ -3,6 +3,7 @@
 #pragma once
 
 #include "calibration/trace_file.hpp"
+#include "node_samples.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -24,13 +25,15 @@ public:
    *  the catch-all, since a profile's first matching rule wins), `dgemm_flops` in each type's
    *  rates, and quality["compute"]: one entry per trace, in order (its rate at the largest
    *  size, the spread there, the measured peak and the share of it, and how well its type's
-   *  speed predicts every size and repetition). */
+   *  speed predicts every size and repetition); the first entry of a type of several traces
+   *  also gives how far its nodes stray from their median (`node_rel_spread`), with a note
+   *  where it is more than 15 % (two host types given as one). */
   void write(nlohmann::ordered_json& hosts, std::map<std::string, nlohmann::ordered_json>& type_rates,
              nlohmann::ordered_json& quality) const;
 
 private:
   /** The rate of every trace, by host type, in order of appearance. */
-  std::vector<std::pair<std::string, std::vector<double>>> speeds_;
+  std::vector<std::pair<std::string, NodeSamples>> speeds_;
   /** Every trace's quality entry, and its flops and rate of each size and repetition. */
   struct TraceSamples {
     std::string match;

@@ -99,13 +99,35 @@ inline const std::vector<std::pair<std::string, double>>& units_of(Quantity q)
   return gflops;
 }
 
+/** `unit` as units_of spells it: the Greek mu (U+03BC) of "\u03bcs", which looks as the micro
+ *  sign (U+00B5) of "\u00b5s" does, taken for it. */
+inline std::string spelled_unit(const std::string& unit) { return unit == "\u03bcs" ? "\u00b5s" : unit; }
+
+/** Whether `unit` is one of the units of `q`. */
+inline bool is_unit_of(Quantity q, const std::string& unit)
+{
+  const auto& units = units_of(q);
+  const std::string spelled = spelled_unit(unit);
+  return std::any_of(units.begin(), units.end(), [&](const auto& u) { return u.first == spelled; });
+}
+
+/** Whether `unit` is one of the units of any quantity the fitter knows. */
+inline bool known_unit(const std::string& unit)
+{
+  for (Quantity q : {Quantity::kCount, Quantity::kSeconds, Quantity::kBytes, Quantity::kBytesPerSecond,
+                     Quantity::kPerSecond, Quantity::kGflops})
+    if (is_unit_of(q, unit))
+      return true;
+  return false;
+}
+
 /** `d` in the fitter's unit for `q` (its "unit" attribute read and the values scaled);
  *  simcore::InputError at `where` naming the dataset when the unit is not one of q's. */
 inline Dataset in_unit(const Dataset& d, Quantity q, const std::string& where, const std::string& name)
 {
   const auto& units = units_of(q);
   for (const auto& [unit, factor] : units)
-    if (d.unit == unit) {
+    if (spelled_unit(d.unit) == unit) {
       Dataset out = d;
       if (factor != 1)
         for (double& v : out.values) {

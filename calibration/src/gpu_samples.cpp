@@ -41,16 +41,24 @@ void GpuSamples::add(const Benchmark& b, const std::string& path)
   const std::string device = parameter_or(b, "device", "?");
   if (std::find(devices_.begin(), devices_.end(), device) == devices_.end())
     devices_.push_back(device);
+  bool any_rate = false;
   for (const auto& [kernel, raw] : b.datasets) {
-    // Rates, in any unit of Gflop/s's kind; a dataset of another kind (a later schema's
-    // sizes or times) is not one.
-    const auto& rate_units = units_of(Quantity::kGflops);
-    if (std::none_of(rate_units.begin(), rate_units.end(), [&](const auto& u) { return u.first == raw.unit; }))
+    // Rates, in any unit of Gflop/s's kind; a dataset in a unit of another kind the fitter
+    // knows (a later schema's sizes or times) is not one. Any other unit (a misspelt
+    // "GFLOPS", none) is refused by in_unit, naming the dataset: a kernel left out in
+    // silence would leave a model without its rate.
+    if (!raw.unit.empty() && !is_unit_of(Quantity::kGflops, raw.unit) && known_unit(raw.unit))
       continue;
     const Dataset d = in_unit(raw, Quantity::kGflops, path + " (cuda)", kernel);
     need_positive(d, d.rows(), path + " (cuda)", kernel, "rates in Gflop/s");
     kernels_[kernel].insert(kernels_[kernel].end(), d.values.begin(), d.values.end());
+    nodes_[kernel].add(simcore::quantile(d.values, 0.5) * 1e9, path);
+    any_rate = true;
   }
+  if (!any_rate)
+    throw simcore::InputError(path + " (cuda)", "no dataset of rates; expected one per kernel timed, in Gflop/s, "
+                                                "as calib_cuda writes");
+  traces_++;
 }
 
 void GpuSamples::write(nlohmann::ordered_json& rates, nlohmann::ordered_json& quality) const
@@ -72,6 +80,9 @@ void GpuSamples::write(nlohmann::ordered_json& rates, nlohmann::ordered_json& qu
       if (!values.empty())
         g[kernel].update(rate_fit_quality(std::vector<double>(values.size(), 1.0), values,
                                           simcore::quantile(values, 0.5)));
+    if (traces_ > 1) // the nodes of the host type against each other
+      for (const auto& [kernel, nodes] : nodes_)
+        nodes.describe(g[kernel], "gpu_" + kernel + "_flops");
     quality["gpu"] = g;
   }
 }

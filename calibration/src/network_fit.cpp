@@ -21,10 +21,17 @@ void samples_by_size(const Benchmark& b, const std::string& name, double scale, 
     throw simcore::InputError(where + " (" + b.name + ")",
                               "dataset '" + name + "' has " + std::to_string(time.rows()) + " rows for " +
                                   std::to_string(size.rows()) + " sizes; expected one row of repetitions per size");
-  for (double v : time.values)
-    if (!(v > 0) || !std::isfinite(v))
-      throw simcore::InputError(where + " (" + b.name + ")", "dataset '" + name + "' holds " + profile_number(v) +
-                                                                 "; expected positive times in seconds");
+  if (time.cols() == 0)
+    throw simcore::InputError(where + " (" + b.name + ")", "dataset '" + name + "' has " +
+                                                               std::to_string(time.rows()) + " rows of no value; "
+                                                               "expected at least one repetition per size");
+  for (std::size_t i = 0; i < time.values.size(); i++)
+    if (!(time.values[i] > 0) || !std::isfinite(time.values[i]))
+      throw simcore::InputError(where + " (" + b.name + ")",
+                                "dataset '" + name + "' holds " + profile_number(time.values[i]) + " at index " +
+                                    std::to_string(i) + " (size " + profile_number(size.at(i / time.cols())) +
+                                    ", repetition " + std::to_string(i % time.cols()) +
+                                    "); expected positive times in seconds");
   if (size.values.size() != size.rows())
     throw simcore::InputError(where + " (" + b.name + ")", "dataset 'size' holds " +
                                                                std::to_string(size.values.size()) + " values in " +

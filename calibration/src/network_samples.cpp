@@ -127,6 +127,7 @@ void NetworkSamples::add(const Trace& t, const std::string& path, const FitOptio
   }
   n.all_have_one_way = n.all_have_one_way && has_one_way;
   n.traces++;
+  n.paths.push_back(path);
 }
 
 void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
@@ -145,10 +146,14 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
     std::vector<double> msizes, mtimes, spread;
     median_per_size(concurrent ? n.pingping_sizes : n.pingpong_sizes, concurrent ? n.pingping_times : n.pingpong_times,
                     msizes, mtimes, spread);
-    if (msizes.size() < 2)
-      throw simcore::InputError(placement + std::string(" network traces"),
-                                std::to_string(msizes.size()) + " message size(s); expected at least 2 distinct "
-                                "sizes to tell a latency from a bandwidth");
+    if (msizes.size() < 2) {
+      std::string traces;
+      for (const auto& p : n.paths)
+        traces += (traces.empty() ? "" : ", ") + p;
+      throw simcore::InputError(traces + (concurrent ? " (pingping)" : " (pingpong)"),
+                                std::to_string(msizes.size()) + " distinct message size(s) in the " + placement +
+                                    " trace(s); expected at least 2 to tell a latency from a bandwidth");
+    }
     const auto excluded = drop_isolated_outliers(msizes, mtimes, options.outlier_tolerance);
     const PiecewiseFit fit = fit_piecewise(msizes, mtimes, options.max_segments);
     // The reference: the first segment's latency, the last segment's bandwidth.

@@ -34,6 +34,7 @@ private:
     bool all_have_pingping = true, all_have_one_way = true;
     std::string one_way_problem; // why a trace's one_way group was left out (it is only compared)
     int traces = 0;
+    std::vector<std::string> paths; // of its traces, for the errors of the pooled fit
     std::string buffers, buffers_trace; // of the first trace: the others must match
   };
   std::map<std::string, Placement> placements_;

@@ -13,12 +13,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <regex>
 
 namespace calibration {
 
 namespace {
+
+/** The most segments a network fit may be asked for (FitOptions::max_segments). */
+constexpr int kMostSegments = 64;
 
 /** simcore::InputError for options no fit can run with. */
 void check_options(const std::vector<std::string>& paths, const FitOptions& options)
@@ -39,6 +43,17 @@ void check_options(const std::vector<std::string>& paths, const FitOptions& opti
                                                     "); expected one over host names");
     }
   }
+  if (options.max_segments < 1 || options.max_segments > kMostSegments)
+    throw simcore::InputError("max segments", std::to_string(options.max_segments) + "; expected a whole number from 1 "
+                                                  "to " + std::to_string(kMostSegments));
+  // One node's trace given twice would count as two nodes (and weigh twice in the medians).
+  for (std::size_t i = 0; i < paths.size(); i++)
+    for (std::size_t j = 0; j < i; j++) {
+      std::error_code ec;
+      if (paths[i] == paths[j] || std::filesystem::equivalent(paths[i], paths[j], ec))
+        throw simcore::InputError(paths[i], "given twice (also as " + paths[j] + "); expected each trace once, "
+                                                                                  "one per node measured");
+    }
   if (options.network_pattern != "auto" && options.network_pattern != "pingpong" &&
       options.network_pattern != "pingping")
     throw simcore::InputError("command line", "network pattern '" + options.network_pattern +
@@ -104,6 +119,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
   nlohmann::ordered_json meta{{"traces", paths}};
   bool fitted = false;
   std::string host;
+  std::vector<std::string> ignored; // groups no part reads: "path (group)"
   NetworkSamples networks;
   DgemmSamples dgemm;
   std::map<std::string, TypeSamples> samples; // by host type (its rule's pattern)
@@ -117,7 +133,9 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     const Trace t = read_trace(path);
     if (std::find(types.begin(), types.end(), match) == types.end() &&
         std::any_of(t.benchmarks.begin(), t.benchmarks.end(),
-                    [](const auto& b) { return b.first != "pingpong" && b.first != "pingping"; })) {
+                    [](const auto& b) {
+                      return b.first != "pingpong" && b.first != "pingping" && b.first != "one_way";
+                    })) {
       types.push_back(match);
       type_rates[match] = nlohmann::ordered_json::object();
       type_quality[match] = nlohmann::ordered_json::object();
@@ -134,7 +152,9 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         throw simcore::InputError(path + " (pingping)", "a 'pingping' group without 'pingpong' (its sizes and "
                                                         "placement); expected a trace of calib_pingpong, which "
                                                         "writes both");
-      else if (name == "dgemm")
+      else if ((name == "pingping" || name == "one_way") && t.benchmarks.count("pingpong")) {
+        // read with the trace's pingpong group
+      } else if (name == "dgemm")
         dgemm.add(b, t, path, match);
       else if (name == "stream")
         ts.stream.add(b, path);
@@ -146,8 +166,10 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         StencilFit f = fit_stencil(b, path);
         f.match = match;
         ts.stencils.push_back(std::move(f));
-      } else
+      } else {
         known = false;
+        ignored.push_back(path + " (" + name + ")");
+      }
       fitted = fitted || known;
     }
   }
@@ -166,6 +188,15 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
       add_stencil_rates(pool_stencil_fits(samples[match].stencils), out.hosts, type_rates[match], type_quality[match]);
   merge_host_types(types, type_rates, type_quality, out);
   networks.write(options, out);
+  if (!ignored.empty()) { // a misspelt group would otherwise go unseen
+    std::string list;
+    for (const auto& g : ignored)
+      list += (list.empty() ? "" : ", ") + g;
+    out.quality["ignored_groups"] = {
+        {"groups", ignored},
+        {"note", "group(s) no part of the fit reads, left out: " + list +
+                     "; expected pingpong (with pingping, one_way), stream, dgemm, stencil, hash_table or cuda"}};
+  }
   if (!fitted)
     throw simcore::InputError(paths.empty() ? "calibrate" : paths.front(),
                               "no benchmark this fitter knows (pingpong, stream, dgemm, stencil, hash_table, cuda); "

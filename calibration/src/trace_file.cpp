@@ -1,6 +1,7 @@
 #include "calibration/trace_file.hpp"
 
 #include <simcore/error.hpp>
+#include <simcore/file_to_replace.hpp>
 
 #include <hdf5.h>
 #include <hdf5_hl.h>
@@ -170,7 +171,8 @@ void write_trace(const std::string& path, const Trace& trace)
   check_writable(path, trace);
   if (is_json_trace_path(path))
     return write_trace_json(path, trace);
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  const fs::path target = simcore::file_to_replace(path);
+  const std::string tmp = target.string() + ".tmp." + std::to_string(getpid());
   H5E_auto2_t old_func = nullptr;
   void* old_data = nullptr;
   H5Eget_auto2(H5E_DEFAULT, &old_func, &old_data);
@@ -202,7 +204,7 @@ void write_trace(const std::string& path, const Trace& trace)
   }
   H5Fclose(f);
   std::error_code ec;
-  fs::rename(tmp, path, ec);
+  fs::rename(tmp, target, ec);
   if (ec) {
     fs::remove(tmp);
     throw simcore::InputError(path, "cannot write the trace file (" + ec.message() + ")");

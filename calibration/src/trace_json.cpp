@@ -1,6 +1,7 @@
 #include "calibration/trace_json.hpp"
 
 #include <simcore/error.hpp>
+#include <simcore/file_to_replace.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -156,7 +157,8 @@ Trace trace_from_json_text(const std::string& text, const std::string& where)
 void write_trace_json(const std::string& path, const Trace& trace)
 {
   const std::string text = trace_to_json_text(trace); // before any file exists
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  const std::filesystem::path target = simcore::file_to_replace(path);
+  const std::string tmp = target.string() + ".tmp." + std::to_string(getpid());
   {
     std::ofstream out(tmp, std::ios::binary);
     if (!out)
@@ -169,7 +171,7 @@ void write_trace_json(const std::string& path, const Trace& trace)
     }
   }
   std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
+  std::filesystem::rename(tmp, target, ec);
   if (ec) {
     std::filesystem::remove(tmp);
     throw simcore::InputError(path, "cannot write the trace file (" + ec.message() + ")");

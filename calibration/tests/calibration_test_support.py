@@ -20,6 +20,13 @@ def calibrate(tmp_path, *traces):
     return res, out
 
 
+def refused(tmp_path, *traces):
+    """The stderr of `simcore calibrate` on `traces`, which must refuse them: exit 2, no profile."""
+    res, out = calibrate(tmp_path, *traces)
+    assert res.returncode == 2 and not out.exists(), res.stderr
+    return res.stderr
+
+
 def synthetic_trace(path):
     """A new trace file (an open h5py.File) with the root attributes the fitter reads."""
     f = h5py.File(path, "w")

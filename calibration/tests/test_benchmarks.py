@@ -376,3 +376,9 @@ def test_an_output_that_cannot_be_written_is_refused_before_measuring(tmp_path, 
     res = subprocess.run([str(BIN / program), "-o", str(out)], capture_output=True, text=True, timeout=20)
     assert res.returncode == 2 and f"-o {out}: cannot write in {out.parent}" in res.stderr
     assert "HDF5" not in res.stderr and not out.parent.exists()
+    # A named pipe (or a device): the trace's rename would replace it.
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    res = subprocess.run([str(BIN / program), "-o", str(fifo)], capture_output=True, text=True, timeout=20)
+    assert res.returncode == 2 and f"-o {fifo}: is not a regular file" in res.stderr, res.stderr
+    assert fifo.is_fifo()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from calibration_test_support import (
-    calibrate, cuda_trace_as_the_device_writes_it, fitted, synthetic_trace, write_synthetic_hash)
+    calibrate, cuda_trace_as_the_device_writes_it, fitted, refused, synthetic_trace, write_synthetic_hash)
 
 
 CUDA_GFLOPS = {
@@ -74,6 +74,29 @@ def test_gpu_rates_in_another_unit_of_flops_are_converted(tmp_path):
     assert b["gpu_cublas_sgemm_flops"]["value"] == pytest.approx(a["gpu_cublas_sgemm_flops"]["value"], rel=1e-12)
     assert b["gpu_cublas_sgemm_flops"]["value"] == pytest.approx(48e12, rel=1e-12)
     assert not any("launch_time" in k for k in b)
+
+
+@pytest.mark.parametrize("unit", ["GFLOPS", "GFLOP/s", ""])
+def test_gpu_rates_in_a_unit_the_fitter_does_not_know_are_refused(tmp_path, unit):
+    """A kernel whose rate was written in a misspelt unit (or none) was passed over in silence:
+    exit 0 and the kernel missing from the profile (every kernel, where all were misspelt)."""
+    trace = tmp_path / "c.json"
+    cuda_trace_as_the_device_writes_it(trace, {"gemm_fp32": [8000.0] * 3, "gemm_tf32_wmma": [40000.0] * 3})
+    data = json.loads(trace.read_text())
+    data["benchmarks"]["cuda"]["datasets"]["gemm_tf32_wmma"]["unit"] = unit
+    trace.write_text(json.dumps(data))
+    assert (f"{trace} (cuda): dataset 'gemm_tf32_wmma' has unit '{unit}'; expected 'Gflop/s', 'flop/s', "
+            "'Mflop/s', 'Tflop/s'") in refused(tmp_path, trace)
+
+
+def test_a_cuda_group_without_rates_is_refused(tmp_path):
+    """A cuda group of times only gave a profile with no rate and no word."""
+    trace = tmp_path / "c.json"
+    cuda_trace_as_the_device_writes_it(trace, {})
+    data = json.loads(trace.read_text())
+    data["benchmarks"]["cuda"]["datasets"]["launch_time"] = {"unit": "s", "shape": [3], "values": [1e-6] * 3}
+    trace.write_text(json.dumps(data))
+    assert f"{trace} (cuda): no dataset of rates; expected one per kernel timed, in Gflop/s" in refused(tmp_path, trace)
 
 
 def test_gpu_kernels_are_rated_against_the_peak_and_cublas_of_the_same_run(tmp_path):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from calibration_test_support import (
-    POWERS, PP_BW, PP_LAT, SIMCORE, calibrate, fitted, link_of, parse_factors, pingpong_law, synthetic_trace,
+    POWERS, PP_BW, PP_LAT, SIMCORE, calibrate, fitted, link_of, parse_factors, pingpong_law, refused, synthetic_trace,
     write_synthetic_network, write_synthetic_pingpong)
 
 
@@ -113,7 +113,9 @@ def test_traces_of_one_placement_measured_with_different_buffers_are_not_pooled(
     res, out = calibrate(tmp_path, old, per_size)
     assert res.returncode == 2 and "measured with per-size buffers" in res.stderr and not out.exists()
     # The same kind pools; a trace without the attribute is of the shared kind.
-    for traces, kind in (((per_size, per_size), "per-size"), ((old, shared), "shared")):
+    per_size2 = tmp_path / "per_size2.h5"
+    write_synthetic_network(per_size2, POWERS, pingpong_law, pingping_law, buffers="per-size")
+    for traces, kind in (((per_size, per_size2), "per-size"), ((old, shared), "shared")):
         res, out = calibrate(tmp_path, *traces)
         assert res.returncode == 0, res.stderr
         q = json.loads(out.read_text())["quality"]["network"]
@@ -352,11 +354,32 @@ def test_message_sizes_must_be_whole_bytes_an_mpi_count_holds(tmp_path, bad, mes
 
 
 def test_one_message_size_cannot_be_fitted(tmp_path):
-    trace = tmp_path / "pp.h5"
+    """The refusal named no file ("inter-node network traces: 1 message size(s)"); it names
+    every trace pooled into the fit and the group fitted."""
+    trace, other = tmp_path / "pp.h5", tmp_path / "pp2.h5"
     write_synthetic_network(trace, [1024.0], pingpong_law)
-    res, out = calibrate(tmp_path, trace)
-    assert res.returncode == 2 and "1 message size(s); expected at least 2 distinct sizes" in res.stderr
-    assert not out.exists()
+    write_synthetic_network(other, [1024.0], pingpong_law, pingping_law)
+    assert (f"{trace} (pingpong): 1 distinct message size(s) in the inter-node trace(s); expected at least 2 "
+            "to tell a latency from a bandwidth") in refused(tmp_path, trace)
+    assert f"{trace}, {other} (pingpong): 1 distinct message size(s)" in refused(tmp_path, trace, other)
+
+
+def test_a_bad_network_time_is_located(tmp_path):
+    """A time that is not a positive number was refused without its place ("holds nan"); a
+    dataset of no repetition at all named neither trace nor dataset."""
+    trace = tmp_path / "pp.h5"
+    write_synthetic_network(trace, POWERS, pingpong_law, reps=3)
+    with h5py.File(trace, "a") as f:
+        times = f["pingpong"]["round_trip"][()]
+        times[10, 2] = np.nan
+        f["pingpong"]["round_trip"][...] = times
+    assert (f"{trace} (pingpong): dataset 'round_trip' holds nan at index 32 (size 1024, repetition 2); "
+            "expected positive times in seconds") in refused(tmp_path, trace)
+    with h5py.File(trace, "a") as f:
+        del f["pingpong"]["round_trip"]
+        f["pingpong"].create_dataset("round_trip", shape=(len(POWERS), 0)).attrs["unit"] = "s"
+    assert (f"{trace} (pingpong): dataset 'round_trip' has {len(POWERS)} rows of no value; expected at least one "
+            "repetition per size") in refused(tmp_path, trace)
 
 
 def test_network_traces_the_fitter_cannot_place_are_refused(tmp_path):

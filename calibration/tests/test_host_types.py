@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from calibration_test_support import (
-    SIMCORE, STENCIL_CELLS, STENCIL_RATES, calibrate, fitted, run_halo, synthetic_trace, write_synthetic_dgemm,
+    SIMCORE, STENCIL_CELLS, cuda_trace_as_the_device_writes_it, STENCIL_RATES, calibrate, fitted, run_halo, synthetic_trace, write_synthetic_dgemm,
     two_host_platform, write_synthetic_hash, write_synthetic_stencil, write_synthetic_stream)
 
 
@@ -107,6 +107,14 @@ def test_the_node_traces_of_one_host_type_are_pooled(tmp_path):
         assert len(q[part]["by_trace"]) == 3 and "note" not in q[part]
     assert [b["trace"] for b in q["stencil"]["by_trace"]] == [str(n[1]) for n in nodes]
     assert [b["stencil_cell_rate"] for b in q["stencil"]["by_trace"]] == [1.0e8, 1.2e8, 1.1e8]
+    # DGEMM: the first trace's entry gives the nodes' spread (42 and 40 against 41), no note.
+    assert q["compute"][0]["node_rel_spread"] == pytest.approx(1 / 41)
+    assert "note" not in q["compute"][0] and "node_rel_spread" not in q["compute"][1]
+    # CUDA: each kernel's node medians (11, 14, 17 Gflop/s: 3/14 from their median).
+    gpu = q["gpu"]["gemm_fp32"]
+    assert gpu["traces"] == 3 and gpu["node_rel_spread"] == pytest.approx(3 / 14)
+    assert [b["gpu_gemm_fp32_flops"] for b in gpu["by_trace"]] == [11e9, 14e9, 17e9]
+    assert "differ by up to 21.4 %" in gpu["note"]
 
 
 def test_each_host_type_gets_its_own_hash_and_gpu_rates(tmp_path):
@@ -157,6 +165,35 @@ def test_nodes_of_one_type_that_differ_widely_get_a_note(tmp_path):
     for part in ("memory", "stencil"):
         assert "--hosts" in p["quality"][part]["note"] and p["quality"][part]["traces"] == 2
     assert "differ by up to 33.3 %" in p["quality"]["stencil"]["note"]
+
+
+def test_dgemm_and_gpu_nodes_that_differ_widely_get_a_note(tmp_path):
+    """DGEMM and CUDA traces of two kinds of node given as one type were pooled in silence (a
+    host speed of 70 Gflop/s from nodes of 40 and 100, which neither reached); their quality
+    now gives the nodes' spread with the note pointing at --hosts, as the other parts do, and
+    the command prints it."""
+    d40, d100, g1, g2 = (tmp_path / n for n in ("d40.h5", "d100.h5", "g1.json", "g2.json"))
+    write_synthetic_dgemm(d40, [128, 256], [[80.0] * 3, [40.0] * 3])
+    write_synthetic_dgemm(d100, [128, 256], [[80.0] * 3, [100.0] * 3])
+    cuda_trace_as_the_device_writes_it(g1, {"gemm_fp32": [10000.0] * 3, "peak_fp32_fma": [50000.0] * 3})
+    cuda_trace_as_the_device_writes_it(g2, {"gemm_fp32": [20000.0] * 3, "peak_fp32_fma": [51000.0] * 3})
+    res, out = calibrate(tmp_path, d40, d100, g1, g2)
+    assert res.returncode == 0, res.stderr
+    q = json.loads(out.read_text())["quality"]
+    assert float(json.loads(out.read_text())["hosts"][0]["speed"].rstrip("f")) == pytest.approx(70e9)
+    assert q["compute"][0]["node_rel_spread"] == pytest.approx(30 / 70)
+    assert "the nodes' DGEMM rates differ by up to 42.9 %" in q["compute"][0]["note"]
+    assert "--hosts" in q["compute"][0]["note"] and "note" not in q["compute"][1]
+    gemm, peak = q["gpu"]["gemm_fp32"], q["gpu"]["peak_fp32_fma"]
+    assert gemm["node_rel_spread"] == pytest.approx(1 / 3) and "differ by up to 33.3 %" in gemm["note"]
+    assert peak["node_rel_spread"] == pytest.approx(0.5 / 50.5) and "note" not in peak
+    assert [b["trace"] for b in gemm["by_trace"]] == [str(g1), str(g2)]
+    assert "simcore calibrate: note (compute, hosts matching '.*'): the nodes' DGEMM rates differ" in res.stderr
+    assert "simcore calibrate: note (gpu gemm_fp32): the nodes' gpu_gemm_fp32_flops differ" in res.stderr
+    assert "peak_fp32_fma)" not in res.stderr
+    # One trace a part: no spread to give, the entries as before.
+    single = fitted(tmp_path, d40, g1)["quality"]
+    assert "node_rel_spread" not in single["compute"][0] and "traces" not in single["gpu"]["gemm_fp32"]
 
 
 def test_without_dgemm_the_nodes_note_is_kept_beside_the_missing_speed(tmp_path):

@@ -2,6 +2,7 @@
 naming the object, profiles that never replace a trace."""
 
 import json
+import os
 import subprocess
 
 import h5py
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from calibration_test_support import (
-    BIN, POWERS, SIMCORE, calibrate, cuda_trace_as_the_device_writes_it, fitted, pingpong_law, synthetic_trace,
+    BIN, POWERS, SIMCORE, calibrate, cuda_trace_as_the_device_writes_it, fitted, pingpong_law, refused, synthetic_trace,
     two_segment_law, write_synthetic_hash, write_synthetic_network, write_synthetic_pingpong, write_synthetic_stream)
 
 
@@ -102,6 +103,73 @@ def test_the_profile_never_replaces_a_trace_or_a_folder(tmp_path):
         assert res.returncode == 2 and message in res.stderr, res.stderr
     assert trace.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.h5"]
+
+
+def test_the_profile_goes_through_a_link_and_never_replaces_a_device(tmp_path):
+    """-o naming a device (as root: /dev/full) replaced the device node with the profile, and -o
+    naming a symbolic link replaced the link; the profile is written where the link leads, and
+    anything that is not a regular file is refused."""
+    trace = tmp_path / "s.h5"
+    write_synthetic_pingpong(trace, 2e-6, 1e9)
+    target, link = tmp_path / "profiles" / "p.json", tmp_path / "latest.json"
+    target.parent.mkdir()
+    link.symlink_to(target)  # a link to a file not yet there
+    res = subprocess.run([SIMCORE, "calibrate", str(trace), "-o", str(link)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert link.is_symlink() and json.loads(target.read_text())["schema"] == "simcore-profile/1"
+    # A named pipe stands for a device here: a test that broke /dev/null would break the machine.
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    res = subprocess.run([SIMCORE, "calibrate", str(trace), "-o", str(fifo)], capture_output=True, text=True)
+    assert res.returncode == 2, res.stderr
+    assert (f"{fifo}: is not a regular file (a device, a pipe or a socket), which writing would replace; "
+            "expected the path of a file to write") in res.stderr
+    assert fifo.is_fifo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest.json", "pipe", "profiles", "s.h5"]
+
+
+def test_a_trace_given_twice_is_refused(tmp_path):
+    """The same node's trace given twice counted as two nodes, weighing twice in the medians."""
+    a, b = tmp_path / "a.h5", tmp_path / "b.h5"
+    write_synthetic_stream(a, 10e9, 15e9)
+    write_synthetic_stream(b, 12e9, 18e9)
+    for again in (a, tmp_path / "." / "a.h5"):
+        assert (f"{again}: given twice (also as {a}); expected each trace once, one per node measured"
+                in refused(tmp_path, a, b, again))
+
+
+def test_a_group_no_part_reads_is_noted(tmp_path):
+    """A misspelt group ("pingpng") beside a known one was left out in silence."""
+    trace = tmp_path / "s.h5"
+    write_synthetic_stream(trace, 10e9, 15e9)
+    with h5py.File(trace, "a") as f:
+        f.create_group("pingpng").create_dataset("size", data=POWERS).attrs["unit"] = "B"
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 0, res.stderr
+    q = json.loads(out.read_text())["quality"]["ignored_groups"]
+    assert q["groups"] == [f"{trace} (pingpng)"]
+    assert (f"simcore calibrate: note (ignored_groups): group(s) no part of the fit reads, left out: {trace} "
+            "(pingpng); expected pingpong") in res.stderr
+    # pingping and one_way are read with their trace's pingpong group: not noted.
+    net = tmp_path / "net.h5"
+    write_synthetic_network(net, POWERS, pingpong_law, pingpong_law)
+    with h5py.File(net, "a") as f:
+        f.copy(f["pingping"], "one_way")
+    assert "ignored_groups" not in fitted(tmp_path, net)["quality"]
+
+
+def test_a_time_in_greek_mu_seconds_is_taken_as_in_micro_sign_ones(tmp_path):
+    """"\u03bcs" (Greek mu) and "\u00b5s" (micro sign) look alike; the first was refused with a
+    message listing the second."""
+    micro, greek = tmp_path / "micro.h5", tmp_path / "greek.h5"
+    for path, unit in ((micro, "\u00b5s"), (greek, "\u03bcs")):
+        write_synthetic_network(path, POWERS, pingpong_law)
+        with h5py.File(path, "a") as f:
+            f["pingpong"]["round_trip"][...] = f["pingpong"]["round_trip"][()] * 1e6
+            f["pingpong"]["round_trip"].attrs["unit"] = unit
+    a = fitted(tmp_path, micro)
+    (tmp_path / "g").mkdir()
+    assert fitted(tmp_path / "g", greek)["network_factors"] == a["network_factors"]
 
 
 @pytest.mark.parametrize("benchmark, dataset, message", [

@@ -2,14 +2,12 @@
 #include "commands.hpp"
 
 #include "simcore/error.hpp"
-#include "simcore/result_writer.hpp"
 
 #include <calibration/profile_fitter.hpp>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 
 namespace simcore::cli {
 namespace {
@@ -29,7 +27,8 @@ a summary; writes PROFILE.json atomically.
                      --hosts 'cpu-.*' cpu/*.h5 --hosts 'gpu-.*' gpu/*.h5
   --network-pattern  the network times the factors come from: pingping (a message while the
                      other direction is busy too, as in exchanges and halos), pingpong (a
-                     message alone), auto (default: pingping where the trace has it)
+                     message alone), auto (default: pingping where every trace of the
+                     placement has it, else pingpong)
   --outlier-tolerance X
                      network sizes whose median time strays alone (one or two sizes) from
                      both neighbours by more than X (default 0.25: 25 %) are left out of the
@@ -81,12 +80,7 @@ CalibrateArgs parse_calibrate_args(const Args& args)
   if (!host_pattern.empty() && (c.options.host_match.empty() || c.options.host_match.back() != host_pattern))
     throw InputError("command line", "--hosts '" + host_pattern + "' is followed by no trace; expected --hosts REGEX "
                                      "TRACE.h5... (the pattern applies to the traces after it)");
-  for (const auto& t : c.traces) {
-    std::error_code ec;
-    if (t == c.out || std::filesystem::equivalent(t, c.out, ec))
-      throw InputError("command line", "-o " + c.out + " is also a trace to fit (" + t +
-                                           "); expected a new file for the profile, which would replace the trace");
-  }
+  calibration::check_profile_path(c.traces, c.out, "-o ");
   return c;
 }
 
@@ -116,17 +110,30 @@ void print_rates(const nlohmann::ordered_json& rates)
                   rates[rate]["unit"].get<std::string>().c_str());
 }
 
-/** The fitter's notes (nodes of one type that differ widely, a rate it could not give): on
- *  stderr, where they are seen, besides the profile's quality section. */
+/** The notes of a quality entry `e` of `part` (and of the entries it holds, as quality.gpu
+ *  holds one a kernel), for hosts matching `match` where that is not empty. */
+void print_entry_notes(const std::string& part, const nlohmann::ordered_json& e, const std::string& match)
+{
+  if (!e.is_object())
+    return;
+  const std::string type = e.contains("match") ? e["match"].get<std::string>() : match;
+  if (e.contains("note"))
+    std::fprintf(stderr, "simcore calibrate: note (%s%s): %s\n", part.c_str(),
+                 type.empty() ? "" : (", hosts matching '" + type + "'").c_str(), e["note"].get<std::string>().c_str());
+  for (const auto& [name, inner] : e.items())
+    if (inner.is_object() && name != "note")
+      print_entry_notes(part + " " + name, inner, type);
+}
+
+/** The fitter's notes (nodes of one type that differ widely, a rate it could not give, a
+ *  group it does not read): on stderr, where they are seen, besides the profile's quality
+ *  section. */
 void print_notes(const nlohmann::ordered_json& quality)
 {
   for (const auto& [part, entry] : quality.items()) {
     const auto& entries = entry.is_array() ? entry : nlohmann::ordered_json::array({entry});
     for (const auto& e : entries)
-      if (e.is_object() && e.contains("note"))
-        std::fprintf(stderr, "simcore calibrate: note (%s%s): %s\n", part.c_str(),
-                     e.contains("match") ? (", hosts matching '" + e["match"].get<std::string>() + "'").c_str() : "",
-                     e["note"].get<std::string>().c_str());
+      print_entry_notes(part, e, "");
   }
 }
 
@@ -134,7 +141,7 @@ int calibrate(const Args& args)
 {
   const CalibrateArgs c = parse_calibrate_args(args);
   const auto profile = calibration::fit_profile(c.traces, c.options);
-  write_file_atomically(c.out, profile.dump(2) + "\n");
+  calibration::write_profile(profile, c.out);
   std::printf("%s: %s\n", c.out.c_str(), profile["name"].get<std::string>().c_str());
   const auto& q = profile["quality"];
   if (q.contains("network"))

@@ -147,17 +147,24 @@ PYBIND11_MODULE(_simcore, m)
   m.def(
       "calibrate",
       [](const std::vector<std::string>& traces, const std::vector<std::string>& hosts, const std::string& pattern,
-         int max_segments, double outlier_tolerance) {
+         int max_segments, double outlier_tolerance, const std::string& out) {
         calibration::FitOptions options;
         options.host_match = hosts;
         options.network_pattern = pattern;
         options.max_segments = max_segments;
         options.outlier_tolerance = outlier_tolerance;
-        return calibration::fit_profile(traces, options).dump();
+        if (!out.empty())
+          calibration::check_profile_path(traces, out, "out=");
+        const auto profile = calibration::fit_profile(traces, options);
+        if (!out.empty())
+          calibration::write_profile(profile, out); // the bytes simcore calibrate writes
+        return profile.dump();
       },
       py::arg("traces"), py::arg("hosts") = std::vector<std::string>{}, py::arg("network_pattern") = "auto",
       py::arg("max_segments") = 8, py::arg("outlier_tolerance") = calibration::FitOptions{}.outlier_tolerance,
-      "fits a calibration profile from traces; returns its JSON text");
+      py::arg("out") = std::string(),
+      "fits a calibration profile from traces; writes it to `out` (unless empty) as simcore calibrate does and "
+      "returns its JSON text");
 
   m.def("run_in_children", &run_in_children, py::arg("scenarios"), py::arg("jobs") = 1, py::arg("progress") = false,
         "runs each scenario in its own forked child process, at most `jobs` at a time");

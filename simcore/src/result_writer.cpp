@@ -1,5 +1,6 @@
 #include "simcore/result_writer.hpp"
 #include "simcore/error.hpp"
+#include "simcore/file_to_replace.hpp"
 
 #include <hdf5.h>
 
@@ -117,10 +118,8 @@ void write_trace_h5(const std::string& path, const Results& results)
 
 void write_file_atomically(const std::string& path, const std::string& text)
 {
-  std::error_code folder_ec; // a path whose status cannot be read fails at the write below, as bad input
-  if (fs::is_directory(path, folder_ec))
-    throw InputError(path, "is a folder; expected the path of a file to write");
-  const std::string tmp = temp_name(path);
+  const fs::path target = file_to_replace(path);
+  const std::string tmp = temp_name(target);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << text;
@@ -133,7 +132,7 @@ void write_file_atomically(const std::string& path, const std::string& text)
     }
   }
   std::error_code ec;
-  fs::rename(tmp, path, ec);
+  fs::rename(tmp, target, ec);
   if (ec) {
     std::remove(tmp.c_str());
     throw InputError(path, "cannot replace the file (" + ec.message() + "); expected a path that may be written");
@@ -192,8 +191,8 @@ void write_results(const std::string& dir, const nlohmann::ordered_json& summary
   if (ec)
     throw InputError(dir, "cannot create the output folder (" + ec.message() + "); expected a writable path");
   const fs::path summary_path = fs::path(dir) / "summary.json";
-  const fs::path trace_path = fs::path(dir) / "trace.h5";
   remove_result(dir);
+  const fs::path trace_path = file_to_replace((fs::path(dir) / "trace.h5").string());
   if (with_trace) {
     const std::string tmp = temp_name(trace_path);
     try {

@@ -3,9 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include "simcore/error.hpp"
+#include "simcore/file_to_replace.hpp"
 #include "simcore/result_writer.hpp"
 
 #include <hdf5.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -230,6 +232,33 @@ TEST_CASE("write_file_atomically replaces the file", "[writer]")
   simcore::write_file_atomically(p.string(), "second");
   CHECK(slurp(p) == "second");
   CHECK(std::distance(fs::directory_iterator(tmp.path), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("write_file_atomically writes through links and never replaces what is not a file", "[writer]")
+{
+  TempDir tmp("links");
+  const fs::path file = tmp.path / "data" / "x.txt";
+  fs::create_directories(file.parent_path());
+  fs::create_symlink("data/x.txt", tmp.path / "relative"); // a link to a file not yet there
+  fs::create_symlink(tmp.path / "relative", tmp.path / "chain");
+  simcore::write_file_atomically((tmp.path / "chain").string(), "through two links");
+  CHECK(slurp(file) == "through two links");
+  CHECK(fs::is_symlink(tmp.path / "chain"));
+  CHECK(fs::is_symlink(tmp.path / "relative"));
+  CHECK(simcore::file_to_replace((tmp.path / "chain").string()) == tmp.path / "data/x.txt");
+  CHECK(simcore::file_to_replace((tmp.path / "new.txt").string()) == tmp.path / "new.txt");
+
+  const fs::path fifo = tmp.path / "pipe";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(simcore::write_file_atomically(fifo.string(), "x"),
+                    fifo.string() + ": is not a regular file (a device, a pipe or a socket), which writing would "
+                                    "replace; expected the path of a file to write");
+  CHECK(fs::is_fifo(fifo));
+  CHECK_THROWS_WITH(simcore::write_file_atomically(tmp.path.string(), "x"),
+                    tmp.path.string() + ": is a folder; expected the path of a file to write");
+  fs::create_symlink("loop", tmp.path / "loop");
+  CHECK_THROWS_WITH(simcore::write_file_atomically((tmp.path / "loop").string(), "x"),
+                    Catch::Contains("symbolic links lead on more than 40 times"));
 }
 
 TEST_CASE("write_results: a table without columns", "[writer]")

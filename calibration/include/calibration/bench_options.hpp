@@ -15,6 +15,8 @@
 
 #include <unistd.h>
 
+#include <simcore/file_to_replace.hpp>
+
 namespace calibration {
 
 /** `text` as a whole number in [lo, hi]; nothing when it is empty, has characters after the
@@ -99,6 +101,11 @@ std::string read_options(int argc, char** argv, std::string& out, Take&& take, b
   const std::string where = folder.empty() ? "." : folder.string();
   if (std::error_code ec; std::filesystem::is_directory(out, ec))
     return "-o " + out + ": a folder; expected a trace file's path";
+  try { // a device, a pipe: the trace's rename would replace it
+    simcore::file_to_replace(out);
+  } catch (const simcore::InputError& e) {
+    return "-o " + std::string(e.what());
+  }
   if (::access(where.c_str(), W_OK) != 0)
     return "-o " + out + ": cannot write in " + where + " (" + std::strerror(errno) +
            "); expected a path in an existing, writable folder";

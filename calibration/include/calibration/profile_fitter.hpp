@@ -31,4 +31,14 @@ struct FitOptions {
  *  simcore::InputError when no trace holds a benchmark it can fit. */
 nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const FitOptions& options = {});
 
+/** simcore::InputError when `out` names one of `paths` (by name or as the same file): the
+ *  profile would replace that trace's measurements. `option`: how the caller's user gave
+ *  `out` ("-o", "out="), for the message. Called before the fit. */
+void check_profile_path(const std::vector<std::string>& paths, const std::string& out, const std::string& option);
+
+/** Writes `profile` to `out` as `simcore calibrate` and simcore.calibrate() do: indented
+ *  JSON and a newline, through a temporary file and a rename (nothing partial left behind).
+ *  simcore::InputError naming `out` when it cannot be written. */
+void write_profile(const nlohmann::ordered_json& profile, const std::string& out);
+
 } // namespace calibration

@@ -129,38 +129,21 @@ def load(path):
 def calibrate(traces, out=None, hosts=None, network_pattern="auto", max_segments=8, outlier_tolerance=None):
     """Fits a calibration profile from calibration traces (HDF5, or their JSON form), as
     `simcore calibrate` does; returns it as a dict and, with `out`, writes it there
-    (atomically) for Scenario.calibration.
+    (atomically, the bytes `simcore calibrate` writes) for Scenario.calibration.
 
     hosts: None, or one regular expression per trace (its host type; "" for every host).
     network_pattern: "pingping", "pingpong" or "auto".
+    max_segments: the most segments of a network fit, 1 to 64.
     outlier_tolerance: network sizes whose time strays alone from their neighbours by more than
     this share are left out of the fit (quality["network"]["excluded_sizes"]); 0 keeps them;
     None: the command line's default (0.25).
     Raises InputError on a bad trace or option."""
     paths = [os.fspath(t) for t in traces]
-    if out is not None:
-        for t in paths:  # the profile would replace the trace's measurements
-            if os.path.abspath(t) == os.path.abspath(os.fspath(out)) or (
-                    os.path.exists(t) and os.path.exists(out) and os.path.samefile(t, out)):
-                raise InputError(f"out={os.fspath(out)} is also a trace to fit ({t}); expected a new file for the "
-                                 "profile, which would replace the trace")
-    options = () if outlier_tolerance is None else (float(outlier_tolerance),)
+    options = {} if outlier_tolerance is None else {"outlier_tolerance": float(outlier_tolerance)}
+    # Checked (out is not a trace), fitted and written (indented, atomically) by the same
+    # code as `simcore calibrate`: the same bytes for the same traces.
     text = _simcore.calibrate(paths, [] if hosts is None else list(hosts), network_pattern, int(max_segments),
-                              *options)
-    if out is not None:
-        out = os.fspath(out)
-        fd, tmp = tempfile.mkstemp(prefix=".profile-", dir=os.path.dirname(os.path.abspath(out)))
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text + "\n")
-            mask = os.umask(0)
-            os.umask(mask)
-            os.chmod(tmp, 0o666 & ~mask)  # as a plain open() would create it
-            os.replace(tmp, out)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+                              out="" if out is None else os.fspath(out), **options)
     return json.loads(text)
 
 
