@@ -275,6 +275,8 @@ def test_hash_benchmark_refuses_bad_options(tmp_path, args):
     ("calib_dgemm", ["--peak-gflops", "fast"], "--peak-gflops fast: expected a positive number"),
     ("calib_hash", ["--queries", "1e6"], "--queries 1e6: expected a whole number"),
     ("calib_hash", ["--load", "0.7x"], "--load 0.7x: expected a share of the slots"),
+    ("calib_hash", ["--load", "0x1p-1"], "--load 0x1p-1: expected a share of the slots"),  # strtod's hexadecimal
+    ("calib_hash", ["--queries", " 1000"], "--queries  1000: expected a whole number"),  # a leading blank
     ("calib_hash", ["--key", "int"], "--key int: expected float or double"),
     ("calib_cuda", ["--size", "1e4"], "--size 1e4: expected a matrix size from 128 to 16384"),
     ("calib_cuda", ["--size", "64"], "--size 64: expected a matrix size from 128 to 16384"),

@@ -297,7 +297,7 @@ def test_outlier_tolerance_zero_keeps_every_size_and_bad_values_are_refused(tmp_
     q = json.loads((tmp_path / "p.json").read_text())["quality"]["network"]
     assert q["excluded_sizes"] == [] and "note" not in q
     assert len(q["segments"]) > 2  # the stray size pulls segments of its own
-    for bad in ("-1", "x", "nan", ""):
+    for bad in ("-1", "x", "nan", "", " 0.5", "0x1p-2"):
         res = subprocess.run([SIMCORE, "calibrate", str(trace), "-o", str(tmp_path / "q.json"), "--outlier-tolerance", bad],
                              capture_output=True, text=True)
         assert res.returncode == 2 and "--outlier-tolerance" in res.stderr and "expected a share >= 0" in res.stderr

@@ -3,11 +3,11 @@
 
 #include "simcore/error.hpp"
 
+#include <calibration/bench_options.hpp>
 #include <calibration/profile_fitter.hpp>
 
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
+#include <limits>
 
 namespace simcore::cli {
 namespace {
@@ -59,11 +59,10 @@ CalibrateArgs parse_calibrate_args(const Args& args)
       if (i + 1 >= args.size())
         throw InputError("command line", "missing value after --outlier-tolerance; " + what);
       const std::string v = args[++i];
-      char* end = nullptr;
-      const double t = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(t >= 0) || !std::isfinite(t))
+      const auto t = calibration::real_number(v, 0, std::numeric_limits<double>::max());
+      if (!t)
         throw InputError("command line", "--outlier-tolerance '" + v + "'; " + what);
-      c.options.outlier_tolerance = t;
+      c.options.outlier_tolerance = *t;
     } else if (args[i] == "-o" || args[i] == "--out") {
       if (i + 1 >= args.size())
         throw InputError("command line", "missing file after " + args[i] + "; expected -o PROFILE.json");

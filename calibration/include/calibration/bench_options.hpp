@@ -19,11 +19,18 @@
 
 namespace calibration {
 
+/** Whether `text` is written only with `chars` (strtod and strtoll would also take leading
+ *  blanks, and strtod hexadecimal numbers, "0x10" for 16). */
+inline bool written_with(const std::string& text, const char* chars)
+{
+  return text.find_first_not_of(chars) == std::string::npos;
+}
+
 /** `text` as a whole number in [lo, hi]; nothing when it is empty, has characters after the
- *  number, or lies outside the range. */
+ *  number (or blanks before it), or lies outside the range. */
 inline std::optional<long long> whole_number(const std::string& text, long long lo, long long hi)
 {
-  if (text.empty())
+  if (text.empty() || !written_with(text, "0123456789+-"))
     return std::nullopt;
   char* end = nullptr;
   errno = 0;
@@ -33,10 +40,10 @@ inline std::optional<long long> whole_number(const std::string& text, long long 
   return v;
 }
 
-/** `text` as a finite number in [lo, hi]; nothing otherwise. */
+/** `text` as a finite decimal number in [lo, hi]; nothing otherwise. */
 inline std::optional<double> real_number(const std::string& text, double lo, double hi)
 {
-  if (text.empty())
+  if (text.empty() || !written_with(text, "0123456789+-.eE"))
     return std::nullopt;
   char* end = nullptr;
   errno = 0;
