@@ -55,6 +55,13 @@ class Placement:
         self.scenario = SCENARIOS[self.name]
 
 
+def whole(text):
+    """`text` as a whole number written with digits only (int() also takes " 16" and "1_6")."""
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number, digits only")
+    return int(text)
+
+
 def run(cmd, **kw):
     return subprocess.run([str(c) for c in cmd], env=ENV, check=True, capture_output=True, text=True, **kw).stdout
 
@@ -74,10 +81,10 @@ def model(where, profile, n, out_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", nargs="?", help="folder for traces, profiles and runs (default: a new temporary one)")
-    ap.add_argument("--rounds", type=int, default=11)
+    ap.add_argument("--rounds", type=whole, default=11)
     ap.add_argument("--sizes", default="16,32,64,128", help="cells per rank along each side")
     ap.add_argument("--hosts", help="A,B: between nodes A and B (in an allocation holding both), not on this node")
-    ap.add_argument("--max-bytes", type=int, default=4194304, help="largest ping-pong message (default 4 MiB)")
+    ap.add_argument("--max-bytes", type=whole, default=4194304, help="largest ping-pong message (default 4 MiB)")
     ap.add_argument("--buffers", choices=["per-size", "shared"], default="per-size",
                     help="calib_pingpong's buffers: allocated for each size (default) or one large one")
     a = ap.parse_args()
@@ -89,11 +96,14 @@ def main():
     if a.rounds < 1:
         ap.error(f"--rounds {a.rounds}: expected at least 1")
     try:
-        sizes = [int(s) for s in a.sizes.split(",")]
-    except ValueError:
+        sizes = [whole(s) for s in a.sizes.split(",")]
+    except argparse.ArgumentTypeError:
         sizes = []
-    if not sizes or min(sizes) < 1:
-        ap.error(f"--sizes {a.sizes}: expected cells per rank side, whole numbers of at least 1 separated by commas")
+    # A size twice would pair one round's native run with another's model (the runs are kept
+    # by size, then read by round).
+    if not sizes or min(sizes) < 1 or len(set(sizes)) != len(sizes):
+        ap.error(f"--sizes {a.sizes}: expected cells per rank side, distinct whole numbers of at least 1 separated "
+                 "by commas")
     where = Placement(hosts)
     out = Path(a.out or tempfile.mkdtemp(prefix="simcore-loop-"))
     out.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,8 @@
 /* DGEMM throughput of the blocked kernel (AVX-512 where the CPU has it) over square sizes,
- * one core, every repetition kept after one untimed run, checked against the reference on the
- * smallest size, with the core's peak measured in the same run (independent FMAs on registers).
+ * one core, every repetition kept after one untimed run, checked against the reference (every
+ * entry at the smallest size before timing, sampled entries of every product timed; a wrong
+ * product writes no trace), with the core's peak measured in the same run (independent FMAs
+ * on registers).
  *   calib_dgemm [--sizes 256,512,1024] [--repetitions R] [--peak-gflops P] -o TRACE.h5 */
 #include "calibration/bench_options.hpp"
 #include "calibration/dgemm.hpp"
@@ -19,7 +21,67 @@
 #include <string>
 #include <vector>
 
-int main(int argc, char** argv)
+namespace {
+
+/** The most relative error (against 1 + |expected|) a product may have. */
+constexpr double kTolerance = 1e-10;
+/** Entries of C checked at each size timed. */
+constexpr int kSampledEntries = 256;
+
+/** A square matrix of order n, entries uniform in [-1, 1). */
+std::vector<double> random_matrix(std::size_t n, std::mt19937_64& rng)
+{
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> m(n * n);
+  for (auto& x : m)
+    x = u(rng);
+  return m;
+}
+
+/** The largest relative error of dgemm_fast against dgemm_reference over every entry of a
+ *  product of order n (random A and B). */
+double full_check(std::size_t n, std::mt19937_64& rng)
+{
+  const std::vector<double> a = random_matrix(n, rng), b = random_matrix(n, rng);
+  std::vector<double> c(n * n, 0.0), r(n * n, 0.0);
+  calibration::dgemm_reference(n, n, n, a.data(), b.data(), r.data());
+  calibration::dgemm_fast(n, n, n, a.data(), b.data(), c.data());
+  double worst = 0;
+  for (std::size_t i = 0; i < n * n; i++)
+    worst = std::max(worst, std::abs(c[i] - r[i]) / (1 + std::abs(r[i])));
+  return worst;
+}
+
+/** The largest relative error of kSampledEntries entries of C = A B (order n), drawn at
+ *  random, against their dot products. */
+double sampled_error(std::size_t n, const std::vector<double>& a, const std::vector<double>& b,
+                     const std::vector<double>& c, std::mt19937_64& rng)
+{
+  std::uniform_int_distribution<std::size_t> index(0, n - 1);
+  double worst = 0;
+  for (int s = 0; s < kSampledEntries; s++) {
+    const std::size_t i = index(rng), j = index(rng);
+    double expected = 0;
+    for (std::size_t p = 0; p < n; p++)
+      expected += a[i * n + p] * b[p * n + j];
+    worst = std::max(worst, std::abs(c[i * n + j] - expected) / (1 + std::abs(expected)));
+  }
+  return worst;
+}
+
+int wrong_product(double n, double error)
+{
+  std::fprintf(stderr, "calib_dgemm: the %s kernel differs from the reference at n = %g by %.3g (relative); "
+                       "expected under %g (no trace written)\n",
+               calibration::dgemm_fast_path(), n, error, kTolerance);
+  return 1;
+}
+
+} // namespace
+
+namespace {
+
+int run(int argc, char** argv)
 {
   std::vector<double> sizes{256, 512, 1024, 2048};
   int reps = 3;
@@ -45,25 +107,18 @@ int main(int argc, char** argv)
   // the best of the two, so that a clock that changed meanwhile shows as a gap between them.
   const double peak_before = calibration::fma_peak_flops() / 1e9;
   std::mt19937_64 rng(1);
-  std::uniform_real_distribution<double> u(-1, 1);
   calibration::Dataset seconds{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "s"},
       gflops{{}, {sizes.size(), static_cast<std::size_t>(reps)}, "Gflop/s"};
-  double max_error = 0;
-  const auto checked = static_cast<std::size_t>(std::min_element(sizes.begin(), sizes.end()) - sizes.begin());
+  // Correctness before any timing: every entry of the smallest size against the reference;
+  // a kernel that fails writes no trace (a profile must not be fitted from it).
+  const double smallest = *std::min_element(sizes.begin(), sizes.end());
+  double max_error = full_check(static_cast<std::size_t>(smallest), rng);
+  if (!(max_error < kTolerance))
+    return wrong_product(smallest, max_error);
   for (std::size_t si = 0; si < sizes.size(); si++) {
     const auto n = static_cast<std::size_t>(sizes[si]);
-    std::vector<double> a(n * n), b(n * n), c(n * n, 0.0);
-    for (auto& x : a)
-      x = u(rng);
-    for (auto& x : b)
-      x = u(rng);
-    if (si == checked) { // correctness against the reference, on the smallest size
-      std::vector<double> r(n * n, 0.0);
-      calibration::dgemm_reference(n, n, n, a.data(), b.data(), r.data());
-      calibration::dgemm_fast(n, n, n, a.data(), b.data(), c.data());
-      for (std::size_t i = 0; i < n * n; i++)
-        max_error = std::max(max_error, std::abs(c[i] - r[i]) / (1 + std::abs(r[i])));
-    }
+    const std::vector<double> a = random_matrix(n, rng), b = random_matrix(n, rng);
+    std::vector<double> c(n * n, 0.0);
     // One untimed run first: the first call at a size pays for its pages and cold caches
     // (once 10.8 Gflop/s at n = 256 where the repetitions after it gave 78 to 84).
     calibration::dgemm_fast(n, n, n, a.data(), b.data(), c.data());
@@ -75,14 +130,20 @@ int main(int argc, char** argv)
       seconds.values.push_back(t);
       gflops.values.push_back(2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / t / 1e9);
     }
+    // The timed product itself, at every size: sampled entries against their dot products.
+    const double error = sampled_error(n, a, b, c, rng);
+    if (!(error < kTolerance))
+      return wrong_product(sizes[si], error);
+    max_error = std::max(max_error, error);
     std::vector<double> row(gflops.values.end() - reps, gflops.values.end());
     std::sort(row.begin(), row.end());
     std::printf("n %5zu: %.2f Gflop/s (median of %d, %s)\n", n, row[row.size() / 2], reps, calibration::dgemm_fast_path());
   }
   const double peak_after = calibration::fma_peak_flops() / 1e9;
   const double measured_peak = std::max(peak_before, peak_after);
-  std::printf("measured peak (FMAs on registers, one core): %.2f Gflop/s (before %.2f, after %.2f)%s\n", measured_peak,
-              peak_before, peak_after, peak > 0 ? "" : "; no nominal peak given (--peak-gflops)");
+  std::printf("measured peak (%s FMAs on registers, one core): %.2f Gflop/s (before %.2f, after %.2f)%s\n",
+              calibration::fma_peak_path(), measured_peak, peak_before, peak_after,
+              peak > 0 ? "" : "; no nominal peak given (--peak-gflops)");
   double best = 0;
   for (double g : gflops.values)
     best = std::max(best, g);
@@ -104,16 +165,13 @@ int main(int argc, char** argv)
                              {"max_rel_error_vs_reference", calibration::parameter_number(max_error)},
                              {"peak_gflops", peak > 0 ? calibration::parameter_number(peak) : ""},
                              {"measured_peak_gflops", calibration::parameter_number(measured_peak)},
+                             {"measured_peak_path", calibration::fma_peak_path()},
                              {"what", "C += A B, square, row-major doubles, blocked with packing"}},
                             {{"size", {sizes, {sizes.size()}, ""}}, {"seconds", seconds}, {"gflops", gflops}}};
   trace.benchmarks["dgemm"] = bm;
-  if (const int rc = calibration::write_trace_or_report(out, trace); rc != 0)
-    return rc;
-  if (!(max_error < 1e-10)) {
-    std::fprintf(stderr, "calib_dgemm: the %s kernel differs from the reference at n = %g by %.3g (relative); "
-                         "expected under 1e-10 (the trace is written, and marks it)\n",
-                 calibration::dgemm_fast_path(), sizes[checked], max_error);
-    return 1;
-  }
-  return 0;
+  return calibration::write_trace_or_report(out, trace);
 }
+
+} // namespace
+
+int main(int argc, char** argv) { return calibration::main_of("calib_dgemm", run, argc, argv); }

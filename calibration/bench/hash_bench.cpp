@@ -323,7 +323,9 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
 
 } // namespace
 
-int main(int argc, char** argv)
+namespace {
+
+int run(int argc, char** argv)
 {
   std::size_t buckets = std::size_t{1} << 21, queries = 10'000'000;
   double load = 0.7, miss = 0.9;
@@ -358,3 +360,7 @@ int main(int argc, char** argv)
   return key == "float" ? run<float>(buckets, load, miss, queries, reps, out)
                         : run<double>(buckets, load, miss, queries, reps, out);
 }
+
+} // namespace
+
+int main(int argc, char** argv) { return calibration::main_of("calib_hash", run, argc, argv); }

@@ -246,11 +246,18 @@ calibration::Trace pingpong_trace(const PingPongOptions& o, const std::vector<do
                              {"sizes_per_octave", std::to_string(o.per_octave)},
                              {"what", "MPI_Send/MPI_Recv round trip between ranks 0 and 1"}},
                             {{"size", sz}, {"round_trip", times.round_trip}}};
+  // The window each size was streamed in: --window messages, one where they would hold more
+  // than kWindowBytes (from 16 MiB up with the defaults: one message and its acknowledgement).
+  calibration::Dataset windows{{}, {sizes.size()}, ""};
+  for (double v : sizes)
+    windows.values.push_back(o.window_of(static_cast<std::size_t>(v)));
   calibration::Benchmark one{"one_way",
                              {{"placement", placement},
                               {"window", std::to_string(o.window)},
-                              {"what", "per message: a window of MPI_Isend, MPI_Recv, one acknowledgement"}},
-                             {{"size", sz}, {"time", times.one_way}}};
+                              {"window_bytes_at_most", std::to_string(kWindowBytes)},
+                              {"what", "per message: a window of MPI_Isend, MPI_Recv, one acknowledgement; "
+                                       "messages per window by size in 'messages'"}},
+                             {{"size", sz}, {"time", times.one_way}, {"messages", windows}}};
   calibration::Benchmark both{"pingping",
                               {{"placement", placement},
                                {"exchanges_per_sample", std::to_string(kPingPingExchanges)},

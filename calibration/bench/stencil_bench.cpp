@@ -170,7 +170,9 @@ int usage(const std::string& why) { return calibration::refuse_command_line("cal
 
 } // namespace
 
-int main(int argc, char** argv)
+namespace {
+
+int run(int argc, char** argv)
 {
   int points = 7;
   long variables = 5, reps = 5;
@@ -254,3 +256,7 @@ int main(int argc, char** argv)
     return rc;
   return 0;
 }
+
+} // namespace
+
+int main(int argc, char** argv) { return calibration::main_of("calib_stencil", run, argc, argv); }

@@ -37,7 +37,9 @@ double timed(const std::function<void(std::size_t, std::size_t)>& kernel, std::s
 
 } // namespace
 
-int main(int argc, char** argv)
+namespace {
+
+int run(int argc, char** argv)
 {
   std::size_t bytes = std::size_t{256} << 20; // per array
   std::vector<int> threads;
@@ -114,3 +116,7 @@ int main(int argc, char** argv)
     return rc;
   return 0;
 }
+
+} // namespace
+
+int main(int argc, char** argv) { return calibration::main_of("calib_stream", run, argc, argv); }

@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -146,9 +147,14 @@ int main(int argc, char** argv)
         return std::nullopt;
       },
       /*output_required=*/false);
-  if (!problem.empty()) {
+  const std::string wrong = !problem.empty() ? problem
+                            : check_only && !out.empty()
+                                ? "--check with -o " + out + ": --check checks the kernels and writes no trace; "
+                                  "expected one of them"
+                                : "";
+  if (!wrong.empty()) {
     std::fprintf(stderr, "calib_cuda: %s; usage: calib_cuda [--check] [--size N] [--repetitions R] "
-                         "[-o TRACE.h5|TRACE.json]\n", problem.c_str());
+                         "[-o TRACE.h5|TRACE.json]\n", wrong.c_str());
     return 2;
   }
 #ifdef SIMCORE_CUDA_NO_HDF5
@@ -160,6 +166,15 @@ int main(int argc, char** argv)
 #endif
   int devices = 0;
   const cudaError_t e = cudaGetDeviceCount(&devices);
+  // A machine with an NVIDIA device node whose CUDA fails (a driver older than the runtime, a
+  // device in a bad state) has a GPU that cannot be used: a failure, not a skip, or a node
+  // of a cluster would pass for one without a GPU.
+  if (e != cudaSuccess && (std::filesystem::exists("/dev/nvidiactl") || std::filesystem::exists("/dev/nvidia0"))) {
+    std::fprintf(stderr, "calib_cuda: this machine has an NVIDIA device (/dev/nvidia*), but CUDA cannot use it (%s); "
+                         "expected a working driver for CUDA %d.%d\n",
+                 cudaGetErrorString(e), CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+    return 1;
+  }
   if (e != cudaSuccess || devices == 0) {
     std::printf("calib_cuda: no CUDA device (%s): skipped; the kernels were built, not run\n",
                 e != cudaSuccess ? cudaGetErrorString(e) : "none found");
@@ -486,6 +501,15 @@ int main(int argc, char** argv)
   calibration::Trace trace;
   trace.attributes = calibration::machine_attributes(SIMCORE_BENCH_FLAGS);
   trace.attributes["gpu"] = prop.name;
+  // The device code's compiler and the CUDA it ran on (the compiler attribute is the host
+  // compiler's, which built the rest).
+  trace.attributes["cuda_compiler"] = "nvcc " + std::to_string(__CUDACC_VER_MAJOR__) + "." +
+                                      std::to_string(__CUDACC_VER_MINOR__) + "." + std::to_string(__CUDACC_VER_BUILD__);
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  trace.attributes["cuda_runtime"] = std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
+  trace.attributes["cuda_driver"] = std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
   trace.benchmarks["cuda"] = calibration::Benchmark{"cuda", parameters, datasets};
   try {
 #ifdef SIMCORE_CUDA_NO_HDF5

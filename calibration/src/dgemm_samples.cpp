@@ -10,8 +10,24 @@
 
 namespace calibration {
 
+namespace {
+/** The most relative error calib_dgemm lets its kernel have against the reference. */
+constexpr double kDgemmTolerance = 1e-10;
+} // namespace
+
 void DgemmSamples::add(const Benchmark& b, const Trace& t, const std::string& path, const std::string& match)
 {
+  // A kernel that failed its check against the reference: its rates are no machine's (calib_dgemm
+  // once wrote such a trace, marking it only in this parameter).
+  if (b.parameters.count("max_rel_error_vs_reference")) {
+    const std::string e = b.parameters.at("max_rel_error_vs_reference");
+    char* end = nullptr;
+    const double error = std::strtod(e.c_str(), &end);
+    if (e.empty() || *end != '\0' || !(error < kDgemmTolerance))
+      throw simcore::InputError(path + " (dgemm)", "max_rel_error_vs_reference '" + e + "'; expected a kernel " +
+                                                       "that matched the reference, under " +
+                                                       profile_number(kDgemmTolerance));
+  }
   // Dense compute rate of one core: the median over repetitions at the largest size.
   const Dataset size = need_in_group(b, "size", Quantity::kCount, path);
   const Dataset gflops = need_in_group(b, "gflops", Quantity::kGflops, path);

@@ -63,6 +63,8 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
         assert f["pingping/time"].shape == (len(expected), 3)
         assert f["one_way/time"].shape == (len(expected), 3)
         assert (f["pingping/time"][()] > 0).all()
+        # Every size streamed in a window of 16 (16 MiB would not fit in 256 MiB of messages).
+        assert list(f["one_way/messages"][()]) == [16.0] * len(expected)
     p = fitted(tmp_path, trace)
     assert p["simgrid_config"]["network/model"] == "SMPI"
     assert float(p["simgrid_config"]["network/loopback-bw"]) > 1e8
@@ -283,6 +285,8 @@ def test_hash_benchmark_refuses_bad_options(tmp_path, args):
     ("calib_cuda", ["--check", "--repetitions", "0"], "--repetitions 0: expected a whole number of repetitions"),
     ("calib_cuda", ["--repetitions"], "missing value after --repetitions"),
     ("calib_cuda", ["--sizes", "4096"], "unknown option --sizes"),
+    # --check writes no trace: with -o it once exited 0 having written none.
+    ("calib_cuda", ["--check"], "--check with -o "),
 ])
 def test_benchmarks_take_an_option_value_whole_or_refuse_it(tmp_path, program, args, message):
     """atof and strtoull once read "1e6" queries as 1 and a size of "64.9" as 64 (writing 64.9 in
@@ -358,6 +362,10 @@ def test_pingpong_under_smpi_that_cannot_have_its_buffers_exits_2(tmp_path):
     (["--rounds", "0"], "--rounds 0: expected at least 1"),
     (["--sizes", "16,x"], "--sizes 16,x: expected cells per rank side"),
     (["--max-bytes", "3000000000"], "--max-bytes 3000000000: expected a size from 1 to 2147483647"),
+    # A size twice paired one round's native run with another round's model.
+    (["--sizes", "16,16"], "--sizes 16,16: expected cells per rank side, distinct whole numbers"),
+    (["--sizes", "1_6"], "--sizes 1_6: expected cells per rank side"),
+    (["--rounds", " 3"], "argument --rounds: ' 3': expected a whole number, digits only"),
 ])
 def test_predict_loop_refuses_bad_options_before_measuring(tmp_path, args, message):
     out = tmp_path / "loop"
@@ -384,3 +392,39 @@ def test_an_output_that_cannot_be_written_is_refused_before_measuring(tmp_path, 
     res = subprocess.run([str(BIN / program), "-o", str(fifo)], capture_output=True, text=True, timeout=20)
     assert res.returncode == 2 and f"-o {fifo}: is not a regular file" in res.stderr, res.stderr
     assert fifo.is_fifo()
+
+
+def test_options_in_range_that_ask_for_more_memory_than_there_is_are_bad_input(tmp_path):
+    """calib_stream --bytes 2^40 (three arrays of a TiB) aborted on an uncaught std::bad_alloc
+    (exit 134); it is bad input now, said so, and no trace is written. (A machine with several
+    TiB of memory and swap would run it: skipped there.)"""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if total > 2 ** 40:
+        pytest.skip("this machine may hold three arrays of a TiB")
+    trace = tmp_path / "t.h5"
+    res = subprocess.run([str(BIN / "calib_stream"), "--bytes", str(2 ** 40), "--threads", "1", "--repetitions", "1",
+                          "-o", str(trace)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2, res.stderr
+    assert "calib_stream: cannot allocate the memory these options ask for" in res.stderr
+    assert not trace.exists()
+
+
+@pytest.mark.skipif(shutil.which("smpirun") is None or not (BIN / "calib_pingpong_smpi").exists(),
+                    reason="needs SimGrid's smpirun and calib_pingpong_smpi")
+def test_the_one_way_window_of_each_size_is_in_the_trace(tmp_path):
+    """Sizes whose window of 16 would hold more than 256 MiB (32 and 64 MiB) are streamed one
+    message at a time; the trace said window=16 for every size."""
+    platform = two_host_platform(tmp_path / "two_hosts.xml")
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("n0\nn1\n")
+    trace = tmp_path / "pp.h5"
+    res = subprocess.run(["smpirun", "-np", "2", "-platform", str(platform), "-hostfile", str(hostfile),
+                          "--cfg=smpi/privatization:0", "--log=root.thres:critical", str(BIN / "calib_pingpong_smpi"),
+                          "--max", str(64 * 2**20), "--per-octave", "1", "--repetitions", "1", "-o", str(trace)],
+                         capture_output=True, text=True, env=MPI_ENV, timeout=300)
+    assert res.returncode == 0, res.stderr
+    with h5py.File(trace, "r") as f:
+        sizes, messages = f["one_way/size"][()], f["one_way/messages"][()]
+        assert f["one_way"].attrs["window_bytes_at_most"] in ("268435456", b"268435456")
+    assert list(messages) == [16.0 if s * 16 <= 2**28 else 1.0 for s in sizes]
+    assert list(messages[-2:]) == [1.0, 1.0] and messages[-3] == 16.0

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from calibration_test_support import (
-    STENCIL_CELLS, STENCIL_RATES, fitted, synthetic_trace, write_synthetic_dgemm, write_synthetic_stencil)
+    STENCIL_CELLS, STENCIL_RATES, fitted, refused, synthetic_trace, write_synthetic_dgemm, write_synthetic_stencil)
 
 
 def rate_quality(work, rates, rate):
@@ -70,3 +70,20 @@ def test_every_part_of_the_profile_has_its_fit_quality(tmp_path):
     assert h["max_rel_error"] == pytest.approx(0.2, rel=1e-12)
     assert h["median_rel_error"] == pytest.approx(0.1, rel=1e-12)
     assert h["r2"] is None
+
+
+@pytest.mark.parametrize("error", ["0.37", "nan", "", "1e-10"])
+def test_a_dgemm_trace_of_a_kernel_that_failed_its_check_is_refused(tmp_path, error):
+    """calib_dgemm once wrote its trace when the kernel differed from the reference, marking it
+    only in max_rel_error_vs_reference, and the fitter took its rates as the host's speed."""
+    import h5py
+
+    trace = tmp_path / "d.h5"
+    write_synthetic_dgemm(trace, [256], [[40.0] * 3])
+    with h5py.File(trace, "a") as f:
+        f["dgemm"].attrs["max_rel_error_vs_reference"] = error
+    assert (f"{trace} (dgemm): max_rel_error_vs_reference '{error}'; expected a kernel that matched the "
+            "reference, under 1e-10") in refused(tmp_path, trace)
+    with h5py.File(trace, "a") as f:
+        f["dgemm"].attrs["max_rel_error_vs_reference"] = "2.02528893e-15"
+    assert fitted(tmp_path, trace)["rates"]["dgemm_flops"]["value"] == 40e9

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -153,6 +154,20 @@ std::string read_whole_list(const std::string& option, const std::string& value,
     return option + " " + value + ": expected " + expected;
   into.assign(v->begin(), v->end());
   return "";
+}
+
+/** `run(argc, argv)`, a benchmark's whole work, with a failed allocation turned into exit 2
+ *  and a message: options in range that ask for more memory than this machine gives (a
+ *  --bytes of 1 TiB) are bad input, not a crash (an uncaught std::bad_alloc, exit 134). */
+inline int main_of(const char* program, int (*run)(int, char**), int argc, char** argv)
+{
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: cannot allocate the memory these options ask for; expected smaller sizes that fit "
+                         "in this machine's memory (no trace written)\n", program);
+    return 2;
+  }
 }
 
 } // namespace calibration

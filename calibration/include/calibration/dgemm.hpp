@@ -28,9 +28,15 @@ bool dgemm_avx512_available();
 void dgemm_set_simd(bool on);
 
 /** The core's measured double-precision peak (flop/s): independent fused multiply-adds on
- *  registers only, with the widest vectors dgemm_fast uses, for about `seconds`. What the
+ *  registers only, with the widest FMA vectors the core has (fma_peak_path), for about
+ *  `seconds`; whichever kernel dgemm_fast runs, so that its share says what it leaves. What the
  *  DGEMM rate is compared with where the nominal peak (clock x FMA units) is not known, as
  *  on a virtual machine. */
 double fma_peak_flops(double seconds = 0.2);
+
+/** How fma_peak_flops measures on this CPU: "avx512" (8-wide FMAs), "avx2-fma" (4-wide FMAs:
+ *  a core without AVX-512F but with AVX2 and FMA) or "portable" (what the compiler makes of
+ *  plain code for the baseline, where neither is there). */
+const char* fma_peak_path();
 
 } // namespace calibration
