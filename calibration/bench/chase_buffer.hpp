@@ -18,15 +18,15 @@ namespace calibration {
 struct ChaseBuffer {
   std::size_t lines, bytes;
   std::size_t* next;
-  explicit ChaseBuffer(std::size_t b) : lines(std::max<std::size_t>(b / 64, 64)), bytes(lines * 64)
+  std::vector<std::size_t> cycle; ///< the lines in the order the cycle visits them
+  explicit ChaseBuffer(std::size_t b) : lines(std::max<std::size_t>(b / 64, 64)), bytes(lines * 64), cycle(lines)
   {
     next = static_cast<std::size_t*>(calibration::huge_alloc(bytes));
-    std::vector<std::size_t> order(lines);
-    std::iota(order.begin(), order.end(), 0);
+    std::iota(cycle.begin(), cycle.end(), 0);
     std::mt19937_64 rng(3);
-    std::shuffle(order.begin(), order.end(), rng);
+    std::shuffle(cycle.begin(), cycle.end(), rng);
     for (std::size_t i = 0; i < lines; i++) // one cycle through every line, 8 words a line
-      next[order[i] * 8] = order[(i + 1) % lines] * 8;
+      next[cycle[i] * 8] = cycle[(i + 1) % lines] * 8;
   }
   ~ChaseBuffer() { calibration::huge_free(next, bytes); }
   ChaseBuffer(const ChaseBuffer&) = delete;
@@ -37,8 +37,13 @@ struct ChaseBuffer {
   {
     using Clock = std::chrono::steady_clock;
     std::size_t p[64];
+    // Evenly spaced along the cycle. Started at random points of it (as lines evenly spaced
+    // in memory are), two chains can start a few thousand steps apart, and the one behind then
+    // reads what the other read moments before, from the cache: a rate of cache hits, not of
+    // memory lines. So spaced, a chain reads each line lines / chains rounds after the chain
+    // ahead of it did, after every chain has read the whole buffer's worth of other lines.
     for (int c = 0; c < chains; c++)
-      p[c] = (static_cast<std::size_t>(c) * (lines / static_cast<std::size_t>(chains))) * 8;
+      p[c] = cycle[static_cast<std::size_t>(c) * (lines / static_cast<std::size_t>(chains))] * 8;
     const std::size_t rounds = steps / static_cast<std::size_t>(chains);
     const auto t0 = Clock::now();
     for (std::size_t r = 0; r < rounds; r++)

@@ -30,7 +30,11 @@
 
 namespace {
 
-void dgemm_reference(std::size_t m, std::size_t n, std::size_t k, const double* a, const double* b, double* c)
+/** The plain product, scalar and without fused multiply-adds: left to the compiler, this loop
+ *  became the same emulated SVE multiply-adds as the kernel, a check that could not tell a
+ *  wrong emulation (or a wrong use of it) from a right one. */
+__attribute__((optimize("no-tree-vectorize", "fp-contract=off"))) void
+dgemm_reference(std::size_t m, std::size_t n, std::size_t k, const double* a, const double* b, double* c)
 {
   for (std::size_t i = 0; i < m; i++)
     for (std::size_t p = 0; p < k; p++)
