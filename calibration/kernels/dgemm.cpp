@@ -142,7 +142,9 @@ __attribute__((target("avx512f"), noipa)) double fma_chains_avx512(std::size_t r
 
 /** The same with 16 chains of 4-wide FMAs (AVX2 and FMA: the widest a core without AVX-512
  *  but with FMA has; the portable chains below, built for baseline x86-64, multiply and add
- *  apart on 2-wide vectors, 2 to 4 times below such a core's peak). */
+ *  apart on 2-wide vectors, 2 to 4 times below such a core's peak). Written out a second time
+ *  on purpose: one template over the two instruction sets would need its intrinsics inlined
+ *  into a function built for neither, which GCC refuses (target specific option mismatch). */
 __attribute__((target("avx2,fma"), noipa)) double fma_chains_avx2(std::size_t rounds)
 {
   __m256d acc[16];
