@@ -5,10 +5,12 @@
 #include <calibration/profile_fitter.hpp>
 #include <calibration/trace_file.hpp>
 
+#include <Eigen/Dense>
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <string>
 #include <unistd.h>
@@ -62,6 +64,97 @@ TEST_CASE("piecewise fit keeps one segment for one line", "[calibration]")
   CHECK(fit.segments[0].slope == Approx(1e-9));
   CHECK(fit.quality.max_rel_error < 1e-9);
   CHECK(fit.switch_point() == 0);
+}
+
+namespace {
+
+/** The best line with intercept >= 0 and slope >= 0 on relative errors, by QR on the rows
+ *  (1/y, x/y) against 1, and its sum of squared relative residuals, sample by sample. */
+std::pair<double, calibration::Segment> reference_line(const std::vector<double>& x, const std::vector<double>& y,
+                                                       std::size_t lo, std::size_t hi)
+{
+  const auto rows = static_cast<Eigen::Index>(hi - lo);
+  Eigen::MatrixXd a(rows, 2);
+  Eigen::VectorXd ones = Eigen::VectorXd::Ones(rows);
+  for (Eigen::Index r = 0; r < rows; r++) {
+    a(r, 0) = 1 / y[lo + static_cast<std::size_t>(r)];
+    a(r, 1) = x[lo + static_cast<std::size_t>(r)] / y[lo + static_cast<std::size_t>(r)];
+  }
+  const Eigen::Vector2d free = a.colPivHouseholderQr().solve(ones);
+  std::vector<Eigen::Vector2d> tries{free, Eigen::Vector2d(0, 0),
+                                     Eigen::Vector2d(0, a.col(1).dot(ones) / a.col(1).squaredNorm()),
+                                     Eigen::Vector2d(a.col(0).dot(ones) / a.col(0).squaredNorm(), 0)};
+  double best = std::numeric_limits<double>::infinity();
+  calibration::Segment seg{x[lo], 0, 0, x[hi - 1]};
+  for (const auto& t : tries)
+    if (t(0) >= 0 && t(1) >= 0 && (a * t - ones).squaredNorm() < best) {
+      best = (a * t - ones).squaredNorm();
+      seg.intercept = t(0);
+      seg.slope = t(1);
+    }
+  return {best, seg};
+}
+
+} // namespace
+
+TEST_CASE("piecewise fit: the search finds the segments an exhaustive search finds", "[calibration]")
+{
+  // Every way to cut 14 sizes into 1 to 3 segments of at least 3 sizes, each costed sample by
+  // sample, the count chosen by the same criterion (BIC, 3 parameters a segment).
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 25; trial++) {
+    std::uniform_int_distribution<int> cut(3, 10), reps_of(1, 4);
+    std::uniform_real_distribution<double> u(0, 1);
+    const int c1 = cut(rng), c2 = std::min(c1 + 3 + static_cast<int>(u(rng) * 4), 14);
+    const double noise = trial % 5 == 0 ? 0 : 0.002 + 0.05 * u(rng);
+    std::normal_distribution<double> n(0, std::max(noise, 1e-300));
+    std::vector<double> x, y;
+    for (int d = 0; d < 14; d++) {
+      const double s = std::pow(4.0, d);
+      const double t = d < c1 ? 1e-6 + s / 5e9 : d < c2 ? 4e-6 + s / 3e9 : 2e-5 + s / 9e9;
+      for (int r = reps_of(rng); r > 0; r--) {
+        x.push_back(s);
+        y.push_back(t * (1 + (noise > 0 ? n(rng) : 0)));
+      }
+    }
+    std::vector<std::size_t> first(15); // first sample of each size
+    for (std::size_t i = 0, d = 0; i <= x.size(); i++)
+      if (i == x.size() || i == 0 || x[i] != x[i - 1])
+        first[d++] = i;
+    const double count = static_cast<double>(x.size());
+    double best_bic = std::numeric_limits<double>::infinity();
+    std::vector<calibration::Segment> expected;
+    auto consider = [&](const std::vector<std::size_t>& bounds) { // distinct-size bounds, 0 ... 14
+      double cost = 0;
+      std::vector<calibration::Segment> segs;
+      for (std::size_t b = 0; b + 1 < bounds.size(); b++) {
+        const auto [c, seg] = reference_line(x, y, first[bounds[b]], first[bounds[b + 1]]);
+        cost += c;
+        segs.push_back(seg);
+      }
+      const double k = static_cast<double>(segs.size());
+      const double bic = count * std::log(std::max(cost / count, 1e-12)) + 3.0 * k * std::log(count);
+      if (bic < best_bic - 1e-9) {
+        best_bic = bic;
+        expected = segs;
+      }
+    };
+    consider({0, 14});
+    for (std::size_t i = 3; i + 3 <= 14; i++)
+      consider({0, i, 14});
+    for (std::size_t i = 3; i + 6 <= 14; i++)
+      for (std::size_t j = i + 3; j + 3 <= 14; j++)
+        consider({0, i, j, 14});
+    INFO("trial " << trial << ", noise " << noise);
+    const auto fit = fit_piecewise(x, y, 3, 3);
+    REQUIRE(fit.segments.size() == expected.size());
+    for (std::size_t s = 0; s < expected.size(); s++) {
+      CHECK(fit.segments[s].from == expected[s].from);
+      CHECK(fit.segments[s].to == expected[s].to);
+      CHECK(fit.segments[s].intercept == Approx(expected[s].intercept).epsilon(1e-7).margin(1e-18));
+      CHECK(fit.segments[s].slope == Approx(expected[s].slope).epsilon(1e-7).margin(1e-24));
+    }
+  }
 }
 
 TEST_CASE("the protocol switch is the largest step up in time", "[calibration]")
