@@ -318,14 +318,15 @@ Workflow build_workflow(const simcore::SimContext& ctx)
   w.steps = p.get_int("steps");
   w.memcpy_bandwidth = p.get_double("memcpy_bandwidth");
   if (w.memcpy_bandwidth == 0)
-    w.memcpy_bandwidth = ctx.calibration().rate_or("memcpy_bandwidth", 10e9);
+    w.memcpy_bandwidth = ctx.calibration().rate_or("memcpy_bandwidth", simcore::Quantity::Bandwidth, 10e9);
   w.sim = App{"simulation", p.get_int("sim_ranks"), p.get_double("sim_flops_per_element"), {}};
   w.sim.host_of_rank = place(params, "sim_ranks", "sim_hosts", "sim_ranks_per_host");
   // Copies happen on a publisher's host: there, a profile's host type may have its own rate.
   if (p.get_double("memcpy_bandwidth") == 0)
     for (const auto* h : w.sim.host_of_rank)
       if (!w.host_memcpy_bandwidth.count(h))
-        w.host_memcpy_bandwidth[h] = ctx.calibration().rate_or("memcpy_bandwidth", h->get_name(), w.memcpy_bandwidth);
+        w.host_memcpy_bandwidth[h] = ctx.calibration().rate_or("memcpy_bandwidth", h->get_name(),
+                                                                  simcore::Quantity::Bandwidth, w.memcpy_bandwidth);
 
   const auto& elements = ctx.scenario().sections();
   if (elements.empty()) { // the simple form

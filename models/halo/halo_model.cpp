@@ -70,11 +70,11 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
   // cost of a cell update (calib_stencil against calib_dgemm's core speed); else the default.
   s.flops_per_cell = p.given("flops_per_cell")
                          ? p.get_double("flops_per_cell")
-                         : ctx.calibration().rate_or("flops_per_cell", p.get_double("flops_per_cell"));
+                         : ctx.calibration().rate_or("flops_per_cell", simcore::Quantity::Flops, p.get_double("flops_per_cell"));
   s.overlap = p.get_bool("overlap");
   s.memory_bandwidth = p.get_double("memory_bandwidth");
   if (s.memory_bandwidth == 0)
-    s.memory_bandwidth = ctx.calibration().rate_or("memcpy_bandwidth", 20e9);
+    s.memory_bandwidth = ctx.calibration().rate_or("memcpy_bandwidth", simcore::Quantity::Bandwidth, 20e9);
   s.protocols.inter_eager_limit = p.get_double("inter_eager_limit");
   s.protocols.intra_eager_limit = p.get_double("intra_eager_limit");
   // The detailed protocols: where the scenario gives no eager limit, the switch that the
@@ -83,10 +83,12 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
   if (p.get_string("mode") != "smpi") {
     if (!p.given("inter_eager_limit"))
       s.protocols.inter_eager_limit =
-          ctx.calibration().rate_or("network_protocol_switch_inter_node", s.protocols.inter_eager_limit + 1) - 1;
+          ctx.calibration().rate_or("network_protocol_switch_inter_node", simcore::Quantity::Size,
+                                      s.protocols.inter_eager_limit + 1) - 1;
     if (!p.given("intra_eager_limit"))
       s.protocols.intra_eager_limit =
-          ctx.calibration().rate_or("network_protocol_switch_intra_node", s.protocols.intra_eager_limit + 1) - 1;
+          ctx.calibration().rate_or("network_protocol_switch_intra_node", simcore::Quantity::Size,
+                                      s.protocols.intra_eager_limit + 1) - 1;
   }
   s.protocols.single_copy_startup = p.get_double("single_copy_startup");
   s.protocols.inter_large =
@@ -132,9 +134,10 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
   for (std::int64_t n = 0; n < nodes; n++) {
     const auto* h = hosts[static_cast<std::size_t>(n)];
     if (!p.given("flops_per_cell"))
-      s.host_flops_per_cell[h] = profile.rate_or("flops_per_cell", h->get_name(), s.flops_per_cell);
+      s.host_flops_per_cell[h] = profile.rate_or("flops_per_cell", h->get_name(), simcore::Quantity::Flops, s.flops_per_cell);
     if (p.get_double("memory_bandwidth") == 0)
-      s.host_memory_bandwidth[h] = profile.rate_or("memcpy_bandwidth", h->get_name(), s.memory_bandwidth);
+      s.host_memory_bandwidth[h] = profile.rate_or("memcpy_bandwidth", h->get_name(), simcore::Quantity::Bandwidth,
+                                                       s.memory_bandwidth);
   }
   return s;
 }

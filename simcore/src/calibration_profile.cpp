@@ -1,5 +1,6 @@
 #include "simcore/calibration_profile.hpp"
 #include "simcore/error.hpp"
+#include "simcore/platform.hpp"
 #include "simcore/units.hpp"
 
 #include <simgrid/kernel/ProfileBuilder.hpp>
@@ -7,10 +8,13 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 
+#include <xbt/config.hpp>
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -44,12 +48,19 @@ double quantity_field(const nlohmann::json& j, Quantity q, const std::string& wh
 }
 
 /** "10GBps", "1.5Gf", "4MiB", "2us": the quantity is recognised by its unit and stored in
- *  base units (Bps, flop/s, B, s). */
+ *  base units (Bps, flop/s, B, s); a bare number ("30") keeps no unit. */
 NamedRate rate_from_text(const std::string& text, const std::string& where)
 {
+  NamedRate r;
+  char* end = nullptr;
+  const double plain = std::strtod(text.c_str(), &end);
+  if (!text.empty() && end == text.c_str() + text.size() && text.find_first_of("xX") == std::string::npos &&
+      !std::isspace(static_cast<unsigned char>(text.front()))) {
+    r.value = plain;
+    return r;
+  }
   for (Quantity q : {Quantity::Bandwidth, Quantity::Speed, Quantity::Size, Quantity::Time}) {
     try {
-      NamedRate r;
       r.value = parse_quantity(q, text, where);
       r.unit = base_unit(q);
       return r;
@@ -58,6 +69,22 @@ NamedRate rate_from_text(const std::string& text, const std::string& where)
   }
   throw InputError(where, "'" + text + "' has no known unit; expected a bandwidth (10GBps), speed (1Gf), size (4MiB) "
                           "or time (2us), or a plain number");
+}
+
+/** A rate's "unit" as stored: one SimGrid knows becomes its quantity's base unit, with the
+ *  factor to it ("GBps": Bps, 1e9; "flops": flop/s, 1); "flop" stays; others are kept. */
+std::pair<std::string, double> stored_unit(const std::string& unit)
+{
+  if (unit == "flop" || unit == "flop/s")
+    return {unit, 1.0};
+  if (!unit.empty() && std::isalpha(static_cast<unsigned char>(unit.front())))
+    for (Quantity q : {Quantity::Bandwidth, Quantity::Speed, Quantity::Size, Quantity::Time}) {
+      try {
+        return {base_unit(q), parse_quantity(q, "1" + unit, unit)};
+      } catch (const InputError&) {
+      }
+    }
+  return {unit, 1.0};
 }
 
 /** A "rates" object; `where` is "file (rates" or "file (hosts[0].rates", closed here. */
@@ -84,18 +111,36 @@ std::map<std::string, NamedRate> rates_from_json(const nlohmann::json& rates, co
       for (const char* key : {"unit", "doc"})
         if (v.contains(key) && !v[key].is_string())
           throw InputError(w, std::string("expected a string for \"") + key + "\"");
-      if (v.contains("unit") && !r.unit.empty() && v["unit"].get<std::string>() != r.unit)
-        throw InputError(w, "\"unit\" says " + v["unit"].dump() + " but the value is in " + r.unit);
-      if (v.contains("unit"))
-        r.unit = v["unit"].get<std::string>();
+      if (v.contains("unit")) {
+        const auto [unit, factor] = stored_unit(v["unit"].get<std::string>());
+        if (!r.unit.empty() && unit != r.unit) // the value's own unit, and another
+          throw InputError(w, "\"unit\" says " + v["unit"].dump() + " but the value is in " + r.unit);
+        if (r.unit.empty()) { // a number in that unit
+          r.value *= factor;
+          r.unit = unit;
+        }
+      }
       if (v.contains("doc"))
         r.doc = v["doc"].get<std::string>();
     }
     if (!(r.value >= 0) || !std::isfinite(r.value)) // a rate, a time or a size: never below zero
       throw InputError(w, "value " + nlohmann::json(r.value).dump() + "; expected a finite number >= 0");
+    r.where = w;
     out[k] = r;
   }
   return out;
+}
+
+/** A number in base units from a profile's "simgrid_config" item, or InputError. */
+double config_number(const std::string& text, bool positive, const std::string& where)
+{
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || text.find_first_of("xX") != std::string::npos ||
+      std::isspace(static_cast<unsigned char>(text.front())) || !std::isfinite(v) || v < 0 || (positive && v == 0))
+    throw InputError(where, "'" + text + "'; expected a number " + (positive ? "> 0" : ">= 0") +
+                                " in base units (B/s, s)");
+  return v;
 }
 
 std::regex compile(const std::string& pattern, const std::string& where)
@@ -124,6 +169,16 @@ CalibrationProfile CalibrationProfile::load(const std::string& path)
     std::size_t line = 1 + std::count(text.begin(), text.begin() + std::min<std::size_t>(e.byte, text.size()), '\n');
     throw InputError(path + ":" + std::to_string(line), std::string("malformed JSON (") + e.what() +
                                                             "); expected a calibration profile object");
+  } catch (const nlohmann::json::exception& e) { // a number beyond a double: "number overflow parsing '1e400'"
+    std::string where = path;
+    const std::string what = e.what();
+    const auto open = what.find('\''), close = what.rfind('\'');
+    if (open != std::string::npos && close > open) {
+      const auto at = text.find(what.substr(open + 1, close - open - 1));
+      if (at != std::string::npos)
+        where += ":" + std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+    }
+    throw InputError(where, std::string("unreadable JSON (") + what + "); expected numbers a double holds");
   }
   CalibrationProfile p = from_json(j, path);
   p.path_ = path;
@@ -149,11 +204,14 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
       if (!r.contains("match") || !r["match"].is_string() || !(r.contains("speed") || r.contains("rates")))
         throw InputError(w, "expected {\"match\": regex, \"speed\": \"1Gf\"} and/or \"rates\": {...}");
       auto pat = r["match"].get<std::string>();
-      HostRule rule{pat, compile(pat, w), std::nullopt, {}};
+      HostRule rule{pat, w, compile(pat, w), std::nullopt, {}};
       if (r.contains("speed")) {
         rule.speed = quantity_field(r["speed"], Quantity::Speed, w);
         if (!(*rule.speed > 0))
           throw InputError(w, "speed must be positive");
+        if (!std::isnormal(*rule.speed))
+          throw InputError(w, "speed " + nlohmann::json(*rule.speed).dump() +
+                                  " flop/s; expected a finite positive number that is not denormal");
       }
       if (r.contains("rates"))
         rule.rates = rates_from_json(r["rates"], where + " (hosts[" + std::to_string(i) + "].rates");
@@ -167,17 +225,17 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
       const auto& r = j["links"][i];
       std::string w = where + " (links[" + std::to_string(i) + "])";
       check_keys(r, {"match", "bandwidth", "latency"}, w);
-      if (!r.contains("match") || !r["match"].is_string())
-        throw InputError(w, "expected {\"match\": regex, \"bandwidth\": \"10GBps\", \"latency\": \"1us\"}");
-      LinkRule rule{r["match"].get<std::string>(), compile(r["match"].get<std::string>(), w), {}, {}};
+      if (!r.contains("match") || !r["match"].is_string() || !(r.contains("bandwidth") || r.contains("latency")))
+        throw InputError(w, "expected {\"match\": regex, \"bandwidth\": \"10GBps\"} and/or \"latency\": \"1us\"");
+      LinkRule rule{r["match"].get<std::string>(), w, compile(r["match"].get<std::string>(), w), {}, {}};
       if (r.contains("bandwidth")) {
         rule.bandwidth = quantity_field(r["bandwidth"], Quantity::Bandwidth, w);
-        if (!(*rule.bandwidth > 0))
+        if (!(*rule.bandwidth > 0) || !std::isfinite(*rule.bandwidth))
           throw InputError(w, "bandwidth must be positive");
       }
       if (r.contains("latency")) {
         rule.latency = quantity_field(r["latency"], Quantity::Time, w);
-        if (*rule.latency < 0)
+        if (*rule.latency < 0 || !std::isfinite(*rule.latency))
           throw InputError(w, "latency must not be negative");
       }
       p.links_.push_back(std::move(rule));
@@ -189,6 +247,11 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
       throw InputError(where + " (simgrid_config)", "expected an object {\"network/latency-factor\": \"1\"}");
     for (const auto& [k, v] : c.items())
       p.config_[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    // The kernel sets the clusters' loopbacks from these (SimGrid aborts on a bandwidth of 0).
+    for (const char* key : {"network/loopback-bw", "network/loopback-lat"})
+      if (p.config_.count(key))
+        config_number(p.config_[key], std::string(key) == "network/loopback-bw",
+                      where + " (simgrid_config." + key + ")");
   }
   if (j.contains("network_factors")) {
     p.network_factors_ = NetworkFactors::from_json(j["network_factors"], where);
@@ -203,12 +266,18 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
   return p;
 }
 
-std::optional<double> CalibrationProfile::host_speed(const std::string& host) const
+const CalibrationProfile::HostRule* CalibrationProfile::speed_rule(const std::string& host) const
 {
   for (const auto& r : hosts_)
     if (r.speed && std::regex_match(host, r.re))
-      return r.speed;
-  return std::nullopt;
+      return &r;
+  return nullptr;
+}
+
+std::optional<double> CalibrationProfile::host_speed(const std::string& host) const
+{
+  const HostRule* r = speed_rule(host);
+  return r ? r->speed : std::nullopt;
 }
 
 const NamedRate* CalibrationProfile::find_rate(const std::string& name, const std::string& host) const
@@ -222,45 +291,78 @@ const NamedRate* CalibrationProfile::find_rate(const std::string& name, const st
   return it == rates_.end() ? nullptr : &it->second;
 }
 
-double CalibrationProfile::rate(const std::string& name, const std::string& host) const
+namespace {
+
+/** A rate as a model reads it: a `q` in its base unit, positive. */
+double checked(const NamedRate& r, Quantity q)
+{
+  if (!r.unit.empty() && r.unit != base_unit(q))
+    throw InputError(r.where, "a rate in " + r.unit + "; the model reads it as " + unit_examples(q) + ", in " +
+                                  base_unit(q));
+  if (!(r.value > 0))
+    throw InputError(r.where, "value " + nlohmann::json(r.value).dump() + "; the model reads it as " +
+                                  unit_examples(q) + ", which must be positive");
+  return r.value;
+}
+
+} // namespace
+
+double CalibrationProfile::rate(const std::string& name, const std::string& host, Quantity q) const
 {
   const NamedRate* r = find_rate(name, host);
   if (!r)
     throw InputError(path_.empty() ? "calibration profile" : path_,
                      "no rate named '" + name + "' for host '" + host +
                          "'; the model needs it in \"rates\" or in a host rule matching the host");
-  return r->value;
+  return checked(*r, q);
 }
 
-double CalibrationProfile::rate_or(const std::string& name, const std::string& host, double fallback) const
+double CalibrationProfile::rate_or(const std::string& name, const std::string& host, Quantity q,
+                                   double fallback) const
 {
   const NamedRate* r = find_rate(name, host);
-  return r ? r->value : fallback;
+  return r ? checked(*r, q) : fallback;
 }
 
-double CalibrationProfile::rate(const std::string& name) const
+double CalibrationProfile::rate(const std::string& name, Quantity q) const
 {
   auto it = rates_.find(name);
   if (it == rates_.end())
     throw InputError(path_.empty() ? "calibration profile" : path_,
                      "no rate named '" + name + "'; the model needs it in \"rates\"");
-  return it->second.value;
+  return checked(it->second, q);
 }
 
-double CalibrationProfile::rate_or(const std::string& name, double fallback) const
+double CalibrationProfile::rate_or(const std::string& name, Quantity q, double fallback) const
 {
   auto it = rates_.find(name);
-  return it == rates_.end() ? fallback : it->second.value;
+  return it == rates_.end() ? fallback : checked(it->second, q);
 }
 
-void CalibrationProfile::apply_to_platform() const
+void CalibrationProfile::warn_unused_rules() const
 {
   auto* engine = simgrid::s4u::Engine::get_instance();
-  // A rule that matches nothing is most likely a typo in a name pattern.
-  for (const auto& r : hosts_) {
-    auto hosts = engine->get_all_hosts();
-    if (std::none_of(hosts.begin(), hosts.end(), [&r](auto* h) { return std::regex_match(h->get_name(), r.re); }))
+  const auto hosts = engine->get_all_hosts();
+  // A rule that matches nothing is most likely a typo in a name pattern; one whose every
+  // setting every host it matches takes from earlier rules (a broad pattern first) is dead.
+  for (std::size_t i = 0; i < hosts_.size(); i++) {
+    const HostRule& r = hosts_[i];
+    bool matches = false, used = false;
+    for (const auto* h : hosts) {
+      const std::string& name = h->get_name();
+      if (!std::regex_match(name, r.re))
+        continue;
+      matches = true;
+      used = used || (r.speed && speed_rule(name) == &r);
+      for (const auto& [rate, value] : r.rates)
+        used = used || find_rate(rate, name) == &value;
+    }
+    if (!matches)
       XBT_WARN("%s: host rule '%s' matches no host of the platform", path_.c_str(), r.pattern.c_str());
+    else if (!used)
+      XBT_WARN("%s: host rule '%s' (%s) is never used: every host it matches takes its speed and rates from earlier "
+               "rules (the first matching rule that has a setting wins: put specific patterns first)",
+               path_.c_str(), r.pattern.c_str(), r.where.c_str());
   }
   for (const auto& r : links_) {
     auto links = engine->get_all_links();
@@ -270,14 +372,32 @@ void CalibrationProfile::apply_to_platform() const
       XBT_WARN("%s: link rule '%s' matches no link of the platform (a loopback is never one)", path_.c_str(),
                r.pattern.c_str());
   }
+}
+
+void CalibrationProfile::apply_to_platform(const std::string& platform_path) const
+{
+  auto* engine = simgrid::s4u::Engine::get_instance();
+  warn_unused_rules();
   if (!hosts_.empty()) {
+    const auto profiled = platform_path.empty() ? std::map<std::string, std::string>{}
+                                                : hosts_with_speed_profile(platform_path);
     for (auto* h : engine->get_all_hosts()) {
-      auto speed = host_speed(h->get_name());
-      if (!speed)
+      const HostRule* rule = speed_rule(h->get_name());
+      if (!rule)
         continue;
+      if (auto it = profiled.find(h->get_name()); it != profiled.end())
+        throw InputError(rule->where, "a speed for host '" + h->get_name() + "', which the platform gives a speed profile (" +
+                                          it->second + "); SimGrid takes one speed profile a host, and the kernel "
+                                          "applies a calibrated speed as one: expected a rule matching no such host, "
+                                          "or the host's speed calibrated in the platform file");
       // Sealed hosts cannot change their peak speed; a speed profile scaling the peak from
       // time 0 on has the same effect on every execution.
-      double scale = *speed / h->get_speed();
+      const double scale = *rule->speed / h->get_speed();
+      if (!std::isnormal(scale))
+        throw InputError(rule->where, "speed " + nlohmann::json(*rule->speed).dump() + " flop/s against host '" +
+                                          h->get_name() + "''s " + nlohmann::json(h->get_speed()).dump() +
+                                          " flop/s in the platform: a ratio SimGrid cannot run; expected a speed "
+                                          "within a few hundred orders of magnitude of the platform's");
       std::ostringstream events;
       events.precision(17);
       events << "0 " << scale << "\n";
@@ -290,40 +410,35 @@ void CalibrationProfile::apply_to_platform() const
   // A node's loopback (SimGrid's __loopback__, or a <cluster>'s per-node *_loopback link) is
   // set by network/loopback-lat and network/loopback-bw, which an intra-node fit writes: SimGrid
   // applies them to its own, the kernel to the clusters' ones, and a link rule touches neither.
+  // The value in effect: the profile's, unless the scenario or --cfg set the item after it
+  // (they win, as on SimGrid's own loopback).
   const auto loopback_value = [this](const char* key) -> std::optional<double> {
-    const auto it = config_.find(key);
-    if (it == config_.end())
+    if (!config_.count(key))
       return std::nullopt;
-    try {
-      std::size_t used = 0;
-      const double v = std::stod(it->second, &used);
-      if (used == it->second.size() && std::isfinite(v) && v >= 0)
-        return v;
-    } catch (const std::exception&) {
-    }
-    throw InputError(path_ + " (simgrid_config." + key + ")",
-                     "'" + it->second + "'; expected a number >= 0 in base units (B/s, s)");
+    return simgrid::config::get_value<double>(key);
   };
   const auto loopback_bw = loopback_value("network/loopback-bw");
   const auto loopback_lat = loopback_value("network/loopback-lat");
   for (auto* l : engine->get_all_links()) {
     if (is_loopback_link(l->get_name())) {
       if (l->get_name() != "__loopback__") {
-        if (loopback_bw && *loopback_bw > 0)
+        if (loopback_bw)
           l->set_bandwidth(*loopback_bw);
         if (loopback_lat)
           l->set_latency(*loopback_lat);
       }
       continue;
     }
+    bool bandwidth = false, latency = false; // each from the first matching rule that has it
     for (const auto& r : links_) {
       if (!std::regex_match(l->get_name(), r.re))
         continue;
-      if (r.bandwidth)
+      if (r.bandwidth && !bandwidth)
         l->set_bandwidth(*r.bandwidth);
-      if (r.latency)
+      if (r.latency && !latency)
         l->set_latency(*r.latency);
-      break;
+      bandwidth = bandwidth || r.bandwidth;
+      latency = latency || r.latency;
     }
   }
 }

@@ -1,6 +1,7 @@
 #include "simcore/network_factors.hpp"
 #include "simcore/error.hpp"
 
+#include <simgrid/Exception.hpp>
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -11,6 +12,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -37,7 +39,11 @@ SizeFactors SizeFactors::parse(const std::string& text, const std::string& where
                        std::all_of(bound.begin(), bound.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
                        std::stoll(bound) <= 2147483647;
     char* end = nullptr;
-    const double f = factor.empty() ? NAN : std::strtod(factor.c_str(), &end);
+    // Digits first (no blank, sign or hexadecimal, which strtod would take).
+    const bool plain = !factor.empty() && (std::isdigit(static_cast<unsigned char>(factor.front())) ||
+                                           factor.front() == '.') &&
+                       factor.find_first_of("xX") == std::string::npos;
+    const double f = !plain ? NAN : std::strtod(factor.c_str(), &end);
     if (!whole || colon == std::string::npos || end == nullptr || *end != '\0' || !std::isfinite(f) || !(f > 0))
       throw InputError(where, "entry '" + item + "' of '" + text +
                                   "'; expected BYTES:FACTOR items separated by ';' (\"0:1.2;65536:0.9\"), bytes a whole "
@@ -220,6 +226,11 @@ void NetworkFactors::install(const std::string& where) const
   } catch (const std::invalid_argument& e) { // SimGrid's own check, should the one above miss a case
     throw InputError(where + " (network_factors)", std::string("SimGrid refused them (") + e.what() +
                                                        "); expected its configured factors left unset");
+  } catch (const simgrid::xbt::UnimplementedError& e) { // a model without factor callbacks (Constant, ptask_L07)
+    throw InputError(where + " (network_factors)",
+                     std::string("the network model cannot take factors (") + e.what() +
+                         "); expected a model that has them (the default LV08, CM02, SMPI, IB) or a profile "
+                         "without network_factors");
   }
   XBT_DEBUG("%s: network factors by placement installed", where.c_str());
 }

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 
 namespace simcore {
 
@@ -64,6 +66,36 @@ void load_platform(simgrid::s4u::Engine& engine, const std::string& path)
   } catch (const simgrid::Exception& e) {
     throw InputError(path, std::string("invalid platform: ") + e.what());
   }
+}
+
+std::map<std::string, std::string> hosts_with_speed_profile(const std::string& path)
+{
+  std::map<std::string, std::string> out;
+  pugi::xml_document doc;
+  if (!doc.load_file(path.c_str()))
+    return out;
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto at = [&](const pugi::xml_node& n, const char* what) {
+    const auto offset = static_cast<std::size_t>(std::max<std::ptrdiff_t>(n.offset_debug(), 0));
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(std::min(offset, text.size())), '\n');
+    return path + ":" + std::to_string(line) + " (" + what + ")";
+  };
+  std::function<void(const pugi::xml_node&)> visit = [&](const pugi::xml_node& n) {
+    for (const auto& c : n.children()) {
+      const std::string tag = c.name();
+      if (tag == "host" || tag == "peer") {
+        for (const char* attr : {"speed_file", "availability_file"})
+          if (!c.attribute(attr).empty())
+            out.emplace(c.attribute("id").value(), at(c, attr));
+      } else if (tag == "trace_connect" && std::string(c.attribute("kind").value()) == "SPEED") {
+        out.emplace(c.attribute("element").value(), at(c, "trace_connect kind=\"SPEED\""));
+      }
+      visit(c);
+    }
+  };
+  visit(doc);
+  return out;
 }
 
 namespace {

@@ -126,6 +126,14 @@ std::string first_line(const std::string& text)
 
 void set_simgrid_config(const std::string& name, const std::string& value, const std::string& where)
 {
+  // SimGrid takes a loopback bandwidth of 0 and aborts when it builds the loopback.
+  if (name == "network/loopback-bw") {
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (end == value.c_str() + value.size() && !value.empty() && !(v > 0))
+      throw InputError(where, "SimGrid configuration '" + name + "' = '" + value +
+                                  "'; expected a bandwidth > 0 in B/s");
+  }
   try {
     simgrid::s4u::Engine::set_config(name + ":" + value);
   } catch (const std::exception& e) {
@@ -230,7 +238,7 @@ void prepare(Prepared& p, const Scenario& scenario, const RunOptions& options)
     set_simgrid_config(k, v, "--cfg=" + k + ":" + v);
 
   load_platform(*p.engine, scenario.platform_path());
-  p.profile.apply_to_platform();
+  p.profile.apply_to_platform(scenario.platform_path());
 
   p.ctx = std::make_unique<SimContext>(*p.engine, scenario, p.profile);
   p.model = scenario.model().factory();

@@ -86,16 +86,17 @@ std::string required_attribute(const pugi::xml_node& n, const char* name, const 
 }
 
 std::string existing_file(const std::string& value, const std::string& base_dir, const std::string& what,
-                          const std::string& where)
+                          const std::string& where, const std::string& base_what = "the scenario file")
 {
   fs::path p(value);
   if (p.is_relative())
     p = fs::path(base_dir) / p;
   p = p.lexically_normal();
   std::error_code ec;
+  if (fs::exists(p, ec) && !fs::is_regular_file(p, ec))
+    throw InputError(where, what + " file '" + p.string() + "' is not a regular file; expected a file");
   if (!fs::is_regular_file(p, ec))
-    throw InputError(where, what + " file '" + p.string() +
-                                "' does not exist; expected a path relative to the scenario file");
+    throw InputError(where, what + " file '" + p.string() + "' does not exist; expected a path relative to " + base_what);
   return p.string();
 }
 
@@ -283,7 +284,7 @@ void Scenario::set_calibration(const std::string& path, const std::string& where
     calibration_.clear();
     return;
   }
-  calibration_ = existing_file(path, fs::current_path().string(), "calibration", where);
+  calibration_ = existing_file(path, fs::current_path().string(), "calibration", where, "the working directory");
 }
 
 void Scenario::set_assignment(const std::string& assignment)

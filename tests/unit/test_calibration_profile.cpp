@@ -4,10 +4,14 @@
 #include "simcore/calibration_profile.hpp"
 #include "simcore/error.hpp"
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <unistd.h>
 
 using nlohmann::json;
 using simcore::CalibrationProfile;
+using simcore::Quantity;
 
 namespace {
 const std::string kProfiles = std::string(SIMCORE_TEST_DATA) + "/profiles/";
@@ -78,15 +82,15 @@ TEST_CASE("CalibrationProfile: rate and rate_or", "[calibration]")
   auto p = CalibrationProfile::load(kProfiles + "valid.json");
   CHECK(p.has_rate("dgemm"));
   CHECK_FALSE(p.has_rate("stream"));
-  CHECK(p.rate("memcpy_bandwidth") == 1e10);
-  CHECK(p.rate_or("dgemm", 1.0) == 5e10);
-  CHECK(p.rate_or("stream", 42.0) == 42.0);
-  CHECK_THROWS_WITH(p.rate("stream"),
+  CHECK(p.rate("memcpy_bandwidth", Quantity::Bandwidth) == 1e10);
+  CHECK(p.rate_or("dgemm", Quantity::Speed, 1.0) == 5e10); // a plain number: in the unit read
+  CHECK(p.rate_or("stream", Quantity::Bandwidth, 42.0) == 42.0);
+  CHECK_THROWS_WITH(p.rate("stream", Quantity::Bandwidth),
                     kProfiles + "valid.json: no rate named 'stream'; the model needs it in \"rates\"");
   CalibrationProfile none;
   CHECK(none.empty());
   CHECK_FALSE(none.host_speed("node-0").has_value());
-  CHECK_THROWS_WITH(none.rate("x"), "calibration profile: no rate named 'x'; the model needs it in \"rates\"");
+  CHECK_THROWS_WITH(none.rate("x", Quantity::Time), "calibration profile: no rate named 'x'; the model needs it in \"rates\"");
 }
 
 TEST_CASE("CalibrationProfile: a host type's rates win on its hosts, the profile-wide ones elsewhere", "[calibration]")
@@ -102,19 +106,19 @@ TEST_CASE("CalibrationProfile: a host type's rates win on its hosts, the profile
     "rates": {"memcpy_bandwidth": "10GBps", "network_latency": "1us"}})"),
                                          "inline");
   CHECK(p.host_rules()[0].rates.at("memcpy_bandwidth").unit == "Bps");
-  CHECK(p.rate("memcpy_bandwidth", "gpu-0") == 4e10);
-  CHECK(p.rate("memcpy_bandwidth", "cpu-0") == 2e10);
-  CHECK(p.rate("memcpy_bandwidth", "login") == 1e10); // no rule defines it: the profile's
-  CHECK(p.rate("flops_per_cell", "cpu-3") == 300);
-  CHECK(p.rate("flops_per_cell", "gpu-3") == 100); // gpu-* has none: the next matching rule's
-  CHECK(p.rate_or("network_latency", "cpu-1", 0) == 1e-6);
-  CHECK(p.rate_or("stencil_cell_rate", "cpu-1", 7) == 7);
+  CHECK(p.rate("memcpy_bandwidth", "gpu-0", Quantity::Bandwidth) == 4e10);
+  CHECK(p.rate("memcpy_bandwidth", "cpu-0", Quantity::Bandwidth) == 2e10);
+  CHECK(p.rate("memcpy_bandwidth", "login", Quantity::Bandwidth) == 1e10); // no rule defines it: the profile's
+  CHECK(p.rate("flops_per_cell", "cpu-3", Quantity::Flops) == 300);
+  CHECK(p.rate("flops_per_cell", "gpu-3", Quantity::Flops) == 100); // gpu-* has none: the next matching rule's
+  CHECK(p.rate_or("network_latency", "cpu-1", Quantity::Time, 0) == 1e-6);
+  CHECK(p.rate_or("stencil_cell_rate", "cpu-1", Quantity::Speed, 7) == 7);
   CHECK_FALSE(p.has_rate("flops_per_cell")); // not profile-wide
   CHECK(p.has_rate("flops_per_cell", "x"));
   // A rule without a speed leaves the speed to the next matching rule.
   CHECK(p.host_speed("gpu-0") == 1e9);
   CHECK(p.host_speed("cpu-0") == 2e9);
-  CHECK_THROWS_WITH(p.rate("hash_lookup_rate", "cpu-0"),
+  CHECK_THROWS_WITH(p.rate("hash_lookup_rate", "cpu-0", Quantity::Speed),
                     "calibration profile: no rate named 'hash_lookup_rate' for host 'cpu-0'; the model needs it in "
                     "\"rates\" or in a host rule matching the host");
 }
@@ -220,14 +224,14 @@ TEST_CASE("CalibrationProfile: rates written with a unit are stored in base unit
       json::parse(R"({"rates": {"copy": "12.5GBps", "dense": {"value": "2Tf", "doc": "DGEMM"}, "lat": "2us",
                                  "plain": {"value": 3, "unit": "widgets"}}})"),
       "p.json");
-  CHECK(p.rate("copy") == 12.5e9);
+  CHECK(p.rate("copy", Quantity::Bandwidth) == 12.5e9);
   CHECK(p.rates().at("copy").unit == "Bps");
-  CHECK(p.rate("dense") == 2e12);
+  CHECK(p.rate("dense", Quantity::Speed) == 2e12);
   CHECK(p.rates().at("dense").unit == "flop/s");
   CHECK(p.rates().at("dense").doc == "DGEMM");
-  CHECK(p.rate("lat") == Approx(2e-6).epsilon(1e-15));
+  CHECK(p.rate("lat", Quantity::Time) == Approx(2e-6).epsilon(1e-15));
   CHECK(p.rates().at("lat").unit == "s");
-  CHECK(p.rate("plain") == 3);
+  CHECK(p.rates().at("plain").value == 3);
   CHECK(p.rates().at("plain").unit == "widgets");
 }
 
@@ -245,7 +249,7 @@ TEST_CASE("SizeFactors read SimGrid's factor syntax as SimGrid does", "[calibrat
   CHECK(f.at(1e12) == 0.5);
   CHECK(simcore::SizeFactors::parse("2147483647:3", "x").at(2147483648.0) == 3); // SimGrid's int bound
   for (const std::string bad : {"", "0:1;", "x:1", "-1:2", "1.5:2", "0:0", "0:-1", "0:nan", "0:inf", "0", "0:1;0:2",
-                                "0:1e400", "10:2x", "2147483648:2", "99999999999:2"}) {
+                                "0:1e400", "10:2x", "2147483648:2", "99999999999:2", "100:0x2", "100: 2", "100:+2"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(simcore::SizeFactors::parse(bad, "x"), simcore::InputError);
   }
@@ -287,4 +291,72 @@ TEST_CASE("CalibrationProfile: network factors by placement", "[calibration]")
   CHECK_THAT(from_json_error(json::parse(R"({"simgrid_config": {"network/bandwidth-factor": "0.9"},
                                              "network_factors": {"inter-node": {"latency": "0:2"}}})")),
              Catch::Contains("p.json (simgrid_config.network/bandwidth-factor): set beside network_factors"));
+}
+
+TEST_CASE("CalibrationProfile: a number with a unit SimGrid knows is stored in the base unit", "[calibration]")
+{
+  auto p = CalibrationProfile::from_json(json::parse(R"({"rates": {
+      "copy": {"value": 10, "unit": "GBps"}, "dense": {"value": 3, "unit": "flops"}, "work": {"value": "30", "unit": "flop"},
+      "lat": {"value": 2, "unit": "us"}, "eager": {"value": 16, "unit": "KiB"}, "lines": {"value": 5, "unit": "1/s"},
+      "bare": "7", "copy_text": {"value": "4GBps", "unit": "Bps"}}})"),
+                                         "p.json");
+  CHECK(p.rate("copy", Quantity::Bandwidth) == 1e10);
+  CHECK(p.rates().at("copy").unit == "Bps");
+  CHECK(p.rate("dense", Quantity::Speed) == 3); // the fitter's spelling of flop/s
+  CHECK(p.rates().at("dense").unit == "flop/s");
+  CHECK(p.rate("work", Quantity::Flops) == 30); // a bare number in a string takes the unit given
+  CHECK(p.rate("lat", Quantity::Time) == Approx(2e-6).epsilon(1e-15));
+  CHECK(p.rate("eager", Quantity::Size) == 16384);
+  CHECK(p.rates().at("lines").unit == "1/s"); // not SimGrid's: kept as written
+  CHECK(p.rates().at("bare").unit.empty());
+  CHECK(p.rate("bare", Quantity::Bandwidth) == 7);
+  CHECK(p.rate("copy_text", Quantity::Bandwidth) == 4e9);
+}
+
+TEST_CASE("CalibrationProfile: a rate read in another unit, or not positive, names the rate", "[calibration]")
+{
+  auto p = CalibrationProfile::from_json(json::parse(R"({
+      "hosts": [{"match": "gpu-.*", "rates": {"memcpy_bandwidth": 0}}],
+      "rates": {"memcpy_bandwidth": "2us", "lines": {"value": 5, "unit": "1/s"}, "cells": {"value": 30, "unit": "flop"}}})"),
+                                         "p.json");
+  CHECK_THROWS_WITH(p.rate_or("memcpy_bandwidth", Quantity::Bandwidth, 1e9),
+                    "p.json (rates.memcpy_bandwidth): a rate in s; the model reads it as a bandwidth such as 10GBps, "
+                    "100Mbps, 1.25GBps, in Bps");
+  CHECK_THROWS_WITH(p.rate_or("memcpy_bandwidth", "gpu-1", Quantity::Bandwidth, 1e9),
+                    "p.json (hosts[0].rates.memcpy_bandwidth): value 0.0; the model reads it as a bandwidth such as "
+                    "10GBps, 100Mbps, 1.25GBps, which must be positive");
+  CHECK_THROWS_AS(p.rate("lines", Quantity::Speed), simcore::InputError);
+  CHECK_THROWS_AS(p.rate("cells", Quantity::Speed), simcore::InputError); // an amount, not a rate
+  CHECK(p.rate("cells", Quantity::Flops) == 30);
+  CHECK(p.rate_or("missing", Quantity::Bandwidth, 5) == 5);
+}
+
+TEST_CASE("CalibrationProfile: values SimGrid cannot run with are refused when loaded", "[calibration]")
+{
+  CHECK(from_json_error(json::parse(R"({"hosts": [{"match": "a", "speed": 1e-320}]})")) ==
+        "p.json (hosts[0]): speed 1e-320 flop/s; expected a finite positive number that is not denormal");
+  CHECK(from_json_error(json::parse(R"({"links": [{"match": "l"}]})")) ==
+        "p.json (links[0]): expected {\"match\": regex, \"bandwidth\": \"10GBps\"} and/or \"latency\": \"1us\"");
+  CHECK(from_json_error(json::parse(R"({"simgrid_config": {"network/loopback-bw": "0"}})")) ==
+        "p.json (simgrid_config.network/loopback-bw): '0'; expected a number > 0 in base units (B/s, s)");
+  CHECK(from_json_error(json::parse(R"({"simgrid_config": {"network/loopback-lat": "-1"}})")) ==
+        "p.json (simgrid_config.network/loopback-lat): '-1'; expected a number >= 0 in base units (B/s, s)");
+  CHECK(from_json_error(json::parse(R"({"simgrid_config": {"network/loopback-bw": "0x10"}})")) ==
+        "p.json (simgrid_config.network/loopback-bw): '0x10'; expected a number > 0 in base units (B/s, s)");
+  CHECK_NOTHROW(CalibrationProfile::from_json(
+      json::parse(R"({"simgrid_config": {"network/loopback-bw": "2.6e10", "network/loopback-lat": 0}})"), "p.json"));
+}
+
+TEST_CASE("CalibrationProfile::load: a number beyond a double names the file and line", "[calibration]")
+{
+  const std::string tmp = (std::filesystem::temp_directory_path() / ("simcore-overflow-" + std::to_string(::getpid()) + ".json")).string();
+  std::ofstream(tmp) << "{\n  \"schema\": \"simcore-profile/1\",\n  \"rates\": {\"x\": 1e400}\n}\n";
+  try {
+    CalibrationProfile::load(tmp);
+    FAIL("profile with 1e400 accepted");
+  } catch (const simcore::InputError& e) {
+    CHECK(e.where() == tmp + ":3");
+    CHECK_THAT(e.detail(), Catch::Contains("number overflow") && Catch::EndsWith("expected numbers a double holds"));
+  }
+  std::filesystem::remove(tmp);
 }

@@ -1,0 +1,196 @@
+"""A profile applied to a simulation: units of the rates models read, settings SimGrid
+cannot run with, and rules that shadow others. What cannot be used is refused before the
+simulation (exit 2, naming the profile's element); nothing is taken in the wrong unit."""
+
+import json
+import subprocess
+
+import pytest
+
+from calibration_test_support import ROOT, SIMCORE, run_halo
+
+STAR = ROOT / "scenarios" / "master_worker" / "star.xml"
+DTL = ROOT / "scenarios" / "dtl" / "two_streams_three_analyses.xml"
+CLUSTER = ROOT / "platforms" / "small_cluster.xml"
+
+
+def profile(tmp_path, name, body):
+    path = tmp_path / (name + ".json")
+    path.write_text(json.dumps({"schema": "simcore-profile/1", **body}))
+    return path
+
+
+def simcore(*args, cwd=None):
+    return subprocess.run([SIMCORE, *map(str, args)], capture_output=True, text=True, cwd=cwd)
+
+
+def refused(*args):
+    res = simcore(*args)
+    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
+    return res.stderr
+
+
+DETAILED = {"ranks_per_node": 2, "local_cells": "1,200,200", "periodic": "false", "variables": 1, "iterations": 1,
+            "flops_per_cell": 0, "mode": "detailed"}
+
+
+def test_a_rate_given_in_gbps_is_the_same_rate_as_in_bps(tmp_path):
+    """A number with a SimGrid unit is converted: 10 GBps is 1e10 Bps (it was once taken as
+    10 B/s, and a halo exchange then took hours)."""
+    gbps = profile(tmp_path, "gbps", {"rates": {"memcpy_bandwidth": {"value": 10, "unit": "GBps"}}})
+    bps = profile(tmp_path, "bps", {"rates": {"memcpy_bandwidth": {"value": 1e10, "unit": "Bps"}}})
+    slow = profile(tmp_path, "slow", {"rates": {"memcpy_bandwidth": {"value": 5, "unit": "GBps"}}})
+    t_gbps = run_halo(tmp_path, "gbps", DETAILED, gbps, metric="communication_time_slowest")
+    t_bps = run_halo(tmp_path, "bps", DETAILED, bps, metric="communication_time_slowest")
+    t_slow = run_halo(tmp_path, "slow", DETAILED, slow, metric="communication_time_slowest")
+    assert t_gbps == t_bps
+    assert t_gbps < 1e-3  # a 1.6 MB face at 10 GB/s, not at 10 B/s
+    assert t_slow > t_gbps  # the copy bandwidth is what the detailed mode charges
+
+
+@pytest.mark.parametrize("rates, where, what", [
+    ({"rates": {"memcpy_bandwidth": "2us"}}, "(rates.memcpy_bandwidth)", "a rate in s; the model reads it as a bandwidth"),
+    ({"rates": {"memcpy_bandwidth": 0}}, "(rates.memcpy_bandwidth)", "value 0.0; the model reads it as a bandwidth"),
+    ({"hosts": [{"match": ".*", "rates": {"memcpy_bandwidth": 0}}]}, "(hosts[0].rates.memcpy_bandwidth)",
+     "value 0.0; the model reads it as a bandwidth such as 10GBps, 100Mbps, 1.25GBps, which must be positive"),
+    ({"rates": {"flops_per_cell": {"value": 30, "unit": "Gf"}}}, "(rates.flops_per_cell)",
+     "a rate in flop/s; the model reads it as an amount of work"),
+])
+def test_a_rate_of_the_wrong_kind_or_zero_is_refused_by_the_models_reading_it(tmp_path, rates, where, what):
+    """halo and dtl read memcpy_bandwidth (halo flops_per_cell too): a time, or 0 (which
+    deadlocked halo's memory bus and aborted dtl), is refused when the model is set up."""
+    prof = profile(tmp_path, "bad", rates)
+    scenario = tmp_path / "halo.xml"
+    scenario.write_text(f"""<?xml version="1.0"?>
+<scenario model="halo" seed="1">
+  <platform file="{ROOT / 'platforms' / 'single_node.xml'}"/>
+  <param name="ranks" value="2"/>
+  <param name="procs" value="2,1,1"/>
+  <param name="mode" value="detailed"/>
+</scenario>
+""")
+    err = refused("validate", scenario, "--calibration", prof)
+    assert f"{prof} {where}: {what}" in err
+    if "memcpy" in where:
+        err = refused("validate", DTL, "--calibration", prof)
+        assert f"{prof} {where}: {what}" in err
+
+
+def test_a_host_speed_on_a_host_with_a_speed_profile_is_refused(tmp_path):
+    """SimGrid takes one speed profile a host and the kernel applies a calibrated speed as one:
+    on a host whose platform gives it a speed_file that aborted the run (exit 134)."""
+    (tmp_path / "avail.txt").write_text("0 1.0\n5 0.5\n")
+    platform = tmp_path / "platform.xml"
+    platform.write_text("""<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="node-0" speed="1Gf" core="2"/>
+    <host id="node-1" speed="1Gf" core="2"
+          speed_file="avail.txt"/>
+  </zone>
+</platform>
+""")
+    scenario = tmp_path / "halo.xml"
+    scenario.write_text(f"""<?xml version="1.0"?>
+<scenario model="halo" seed="1">
+  <platform file="{platform}"/>
+  <param name="ranks" value="2"/>
+  <param name="procs" value="2,1,1"/>
+  <param name="hosts" value="node-0"/>
+</scenario>
+""")
+    every = profile(tmp_path, "every", {"hosts": [{"match": "node-.*", "speed": "2Gf"}]})
+    for command in (["validate"], ["run", "--out", tmp_path / "out"]):
+        err = refused(command[0], scenario, "--calibration", every, *command[1:])
+        assert f"{every} (hosts[0]): a speed for host 'node-1', which the platform gives a speed profile " \
+               f"({platform}:6 (speed_file))" in err
+    assert not (tmp_path / "out").exists()
+    # A rule that leaves that host alone is applied.
+    first = profile(tmp_path, "first", {"hosts": [{"match": "node-0", "speed": "2Gf"}]})
+    res = simcore("run", scenario, "--calibration", first, "--out", tmp_path / "ok")
+    assert res.returncode == 0, res.stderr
+
+
+def test_on_a_cluster_the_scenarios_loopback_setting_wins_over_the_profiles(tmp_path):
+    """The profile's network/loopback-* reach a <cluster>'s loopback links; a --cfg (or a
+    scenario's <config>) given after them wins there as it does on SimGrid's own loopback,
+    and summary.json records the value simulated."""
+    params = {"ranks_per_node": 2, "local_cells": "1,300,300", "periodic": "false", "variables": 1,
+              "iterations": 1, "flops_per_cell": 0, "mode": "smpi"}
+    fast = profile(tmp_path, "fast", {"simgrid_config": {"network/loopback-bw": "26e9", "network/loopback-lat": "0"}})
+    slow = profile(tmp_path, "slow", {"simgrid_config": {"network/loopback-bw": "1e9", "network/loopback-lat": "0"}})
+    t_fast = run_halo(tmp_path, "fast", params, fast, platform=CLUSTER)
+    t_slow = run_halo(tmp_path, "slow", params, slow, platform=CLUSTER)
+    t_cfg = run_halo(tmp_path, "cfg", params, fast, platform=CLUSTER, extra=["--cfg=network/loopback-bw:1e9"])
+    assert t_slow > 10 * t_fast
+    assert t_cfg == t_slow
+    summary = json.loads((tmp_path / "cfg" / "summary.json").read_text())
+    assert summary["simgrid_config"]["network/loopback-bw"] == "1e9"
+
+
+def test_a_loopback_bandwidth_of_zero_is_refused_wherever_it_is_set(tmp_path):
+    zero = profile(tmp_path, "zero", {"simgrid_config": {"network/loopback-bw": "0"}})
+    scenario = ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml"
+    assert f"{zero} (simgrid_config.network/loopback-bw): '0'; expected a number > 0" in \
+        refused("validate", scenario, "--calibration", zero)
+    assert "--cfg=network/loopback-bw:0: SimGrid configuration 'network/loopback-bw' = '0'; expected a bandwidth > 0" \
+        in refused("validate", scenario, "--cfg=network/loopback-bw:0")
+
+
+def test_a_speed_ratio_simgrid_cannot_run_is_refused(tmp_path):
+    """1e-300 flop/s against the platform's 1 Gf: a ratio below the smallest normal double
+    (SimGrid then aborted with "The Impossible Did Happen")."""
+    tiny = profile(tmp_path, "tiny", {"hosts": [{"match": ".*", "speed": 1e-300}]})
+    err = refused("validate", ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml", "--calibration", tiny)
+    assert f"{tiny} (hosts[0]): speed 1e-300 flop/s against host 'node-0''s 1000000000.0 flop/s in the platform: " \
+           "a ratio SimGrid cannot run" in err
+
+
+def test_network_factors_under_a_model_without_factors_are_refused(tmp_path):
+    prof = profile(tmp_path, "constant", {"simgrid_config": {"network/model": "Constant"},
+                                          "network_factors": {"inter-node": {"bandwidth": "0:0.5"}}})
+    err = refused("validate", ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml", "--calibration", prof)
+    assert f"{prof} (network_factors): the network model cannot take factors" in err
+
+
+def test_each_link_setting_comes_from_the_first_rule_that_has_it(tmp_path):
+    """A latency rule first and a bandwidth rule after it, both over every link: each link
+    takes both, as one rule with both gives (a link once took only the first rule's)."""
+    both = ROOT / "tests" / "data" / "calibration" / "star_2x.json"
+    split = profile(tmp_path, "split", {
+        "hosts": [{"match": "node-[0-9]+", "speed": "2Gf"}],
+        "links": [{"match": "star_.*", "latency": "10us"}, {"match": ".*", "bandwidth": "2.5GBps"}],
+        "simgrid_config": {"network/latency-factor": "1", "network/bandwidth-factor": "1"}})
+    makespans = []
+    for name, prof in (("both", both), ("split", split)):
+        res = simcore("run", STAR, "--calibration", prof, "--json", "--quiet", "--out", tmp_path / name)
+        assert res.returncode == 0, res.stderr
+        makespans.append(json.loads(res.stdout)["metrics"]["makespan"])
+    assert makespans[0] == makespans[1]
+
+
+def test_a_host_rule_that_earlier_rules_shadow_is_reported(tmp_path):
+    """A broad pattern first takes every host: the specific rule after it is never used, and
+    the run says so. A later rule that adds a rate the earlier one lacks is used."""
+    shadowed = profile(tmp_path, "shadowed", {"hosts": [{"match": ".+", "speed": "2Gf"},
+                                                        {"match": "node-0", "speed": "3Gf"}]})
+    res = simcore("validate", ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml", "--calibration", shadowed)
+    assert res.returncode == 0, res.stderr
+    assert f"host rule 'node-0' ({shadowed} (hosts[1])) is never used" in res.stderr
+    adds = profile(tmp_path, "adds", {"hosts": [{"match": ".+", "speed": "2Gf"},
+                                                {"match": "node-0", "speed": "3Gf",
+                                                 "rates": {"memcpy_bandwidth": "5GBps"}}]})
+    res = simcore("validate", ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml", "--calibration", adds)
+    assert res.returncode == 0, res.stderr
+    assert "never used" not in res.stderr
+
+
+def test_the_calibration_option_says_what_is_wrong_with_its_path(tmp_path):
+    scenario = ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml"
+    res = simcore("validate", scenario, "--calibration", tmp_path, cwd=tmp_path)
+    assert res.returncode == 2
+    assert f"calibration file '{tmp_path}' is not a regular file" in res.stderr
+    res = simcore("validate", scenario, "--calibration", "nope.json", cwd=tmp_path)
+    assert res.returncode == 2
+    assert "does not exist; expected a path relative to the working directory" in res.stderr
