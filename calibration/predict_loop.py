@@ -3,7 +3,8 @@
 (with ping-ping), fit a profile with `simcore calibrate`, predict the halo exchange of 2 ranks
 on one node (scenarios/halo/two_ranks_one_node.xml: the halo model's SMPI mode with the profile), run
 the same exchange natively (build/bin/halo_mpi under mpirun, median of its iterations) and
-print the error per size.
+print the error per size. STREAM goes into the profile, as on a cluster, but the SMPI-mode
+prediction reads none of it (the copies within MPI are in the ping-pong times).
 
 The machine is shared and its speed drifts from one minute to the next: the loop takes
 ROUNDS rounds, each a ping-pong trace and a native run of every size, interleaved, then fits
@@ -16,8 +17,8 @@ round is also calibrated and predicted on its own (its trace and STREAM, against
 run, seconds apart): the paired errors, whose median per size is the model's error with the
 machine's state held.
 
-With --hosts A,B (inside an allocation holding nodes A and B, e.g. `salloc -N2`) the loop runs
-between two nodes instead: the ping-pong and the native exchange with one rank on each
+With --hosts A,B (inside an allocation holding nodes A and B, e.g. `salloc -N2`, and an OUT_DIR
+on storage both nodes see) the loop runs between two nodes instead: the ping-pong and the native exchange with one rank on each
 (mpirun --host A,B --map-by node), STREAM on A, and the prediction on
 scenarios/halo/two_ranks_two_nodes.xml (one link between two hosts, which the inter-node
 profile sets).
@@ -50,8 +51,9 @@ class Placement:
         self.name = "inter-node" if hosts else "intra-node"
         self.mpirun = (["mpirun", "-np", "2", "--host", ",".join(hosts), "--map-by", "node"] if hosts
                        else ["mpirun", "--oversubscribe", "-np", "2"])
-        # STREAM on the (first) node: through mpirun there, which any allocation allows.
-        self.on_node = ["mpirun", "-np", "1", "--host", hosts[0]] if hosts else []
+        # STREAM on the (first) node: through mpirun there, which any allocation allows, unbound
+        # (Open MPI binds one rank to one core, and STREAM's threads would share it).
+        self.on_node = ["mpirun", "-np", "1", "--bind-to", "none", "--host", hosts[0]] if hosts else []
         self.scenario = SCENARIOS[self.name]
 
 
@@ -80,7 +82,9 @@ def model(where, profile, n, out_dir):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("out", nargs="?", help="folder for traces, profiles and runs (default: a new temporary one)")
+    ap.add_argument("out", nargs="?", help="folder for traces, profiles and runs, without traces of an earlier loop "
+                                           "(default: a new temporary one; with --hosts, required, on storage both "
+                                           "nodes see)")
     ap.add_argument("--rounds", type=whole, default=11)
     ap.add_argument("--sizes", default="16,32,64,128", help="cells per rank along each side")
     ap.add_argument("--hosts", help="A,B: between nodes A and B (in an allocation holding both), not on this node")
@@ -104,9 +108,24 @@ def main():
     if not sizes or min(sizes) < 1 or len(set(sizes)) != len(sizes):
         ap.error(f"--sizes {a.sizes}: expected cells per rank side, distinct whole numbers of at least 1 separated "
                  "by commas")
+    # The ping-pong fit covers messages up to --max-bytes: a larger face would be predicted
+    # from a segment extended past the data.
+    largest_face = max(sizes) ** 2 * 5 * 8
+    if largest_face > a.max_bytes:
+        ap.error(f"--sizes {a.sizes}: a face of {max(sizes)}^2 cells of 5 doubles is {largest_face} B, beyond --max-bytes "
+                 f"{a.max_bytes}; expected --max-bytes of at least {largest_face}")
+    # The programs on node A write into the folder: a temporary one made here would be on this
+    # node's disk alone.
+    if hosts and not a.out:
+        ap.error("--hosts needs OUT_DIR, a folder on storage that both nodes and this one see (not /tmp)")
     where = Placement(hosts)
     out = Path(a.out or tempfile.mkdtemp(prefix="simcore-loop-"))
     out.mkdir(parents=True, exist_ok=True)
+    # Traces of an earlier loop would stay beside the new ones and mix with them in a later fit.
+    earlier = sorted(p.name for p in out.glob("*.h5"))
+    if earlier:
+        ap.error(f"{out} holds traces of an earlier loop ({', '.join(earlier[:3])}{', ...' if len(earlier) > 3 else ''})"
+                 "; expected a new or empty folder")
     run(where.on_node + [BIN / "calib_stream", "--repetitions", "5", "-o", out / "stream.h5"])
     natives = {n: [] for n in sizes}
     traces = []

@@ -29,6 +29,7 @@ public:
 private:
   NodeSamples memcpy_all_, memcpy_one_, triad_;
   std::vector<double> spread_; // of the repetitions, every trace
+  nlohmann::ordered_json fastest_threads_ = nlohmann::ordered_json::array(); // each trace's fastest thread count
   std::vector<double> rates_;  // memcpy rate of every repetition at each trace's fitted thread count
 };
 

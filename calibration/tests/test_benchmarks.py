@@ -366,6 +366,9 @@ def test_pingpong_under_smpi_that_cannot_have_its_buffers_exits_2(tmp_path):
     (["--sizes", "16,16"], "--sizes 16,16: expected cells per rank side, distinct whole numbers"),
     (["--sizes", "1_6"], "--sizes 1_6: expected cells per rank side"),
     (["--rounds", " 3"], "argument --rounds: ' 3': expected a whole number, digits only"),
+    # A face beyond the ping-pong's largest message was predicted from a fit extended past it.
+    (["--sizes", "16,32", "--max-bytes", "32768"], "--sizes 16,32: a face of 32^2 cells of 5 doubles is 40960 B, "
+                                                   "beyond --max-bytes 32768; expected --max-bytes of at least 40960"),
 ])
 def test_predict_loop_refuses_bad_options_before_measuring(tmp_path, args, message):
     out = tmp_path / "loop"
@@ -373,6 +376,23 @@ def test_predict_loop_refuses_bad_options_before_measuring(tmp_path, args, messa
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and message in res.stderr
     assert not out.exists()
+
+
+def test_predict_loop_needs_a_shared_folder_between_nodes_and_a_fresh_one(tmp_path):
+    """Between nodes, a temporary folder made here is on this node's disk alone, where the
+    programs started on node A cannot write; and traces of an earlier loop left in the folder
+    would mix with the new ones in a later fit."""
+    loop = ["/usr/bin/python3", str(ROOT / "calibration" / "predict_loop.py")]
+    res = subprocess.run(loop + ["--hosts", "a,b"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "--hosts needs OUT_DIR, a folder on storage that both nodes and this one see" \
+        in res.stderr
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "pingpong-0.h5").write_bytes(b"")
+    res = subprocess.run(loop + [str(used)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and f"{used} holds traces of an earlier loop (pingpong-0.h5); expected a new or " \
+        "empty folder" in res.stderr
+    assert sorted(p.name for p in used.iterdir()) == ["pingpong-0.h5"]
 
 
 @pytest.mark.parametrize("program", ["calib_stream", "calib_dgemm", "calib_stencil", "calib_hash"])

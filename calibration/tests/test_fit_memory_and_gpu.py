@@ -173,6 +173,23 @@ def test_stream_without_a_one_thread_run_gives_no_one_core_rate(tmp_path):
     assert rates["memcpy_bandwidth"]["value"] == 1e10 and "memcpy_bandwidth_one_core" not in rates
 
 
+def test_memcpy_bandwidth_is_the_fastest_thread_counts_and_says_which(tmp_path):
+    """One thread copying faster than four (a memory bus the threads fight over): the rate is
+    the one thread's, and the profile says so (its doc once said "all threads")."""
+    traces = []
+    for name, copies in (("a", [3e10, 2e10, 1.6e10]), ("b", [2e10, 2.4e10, 2.2e10])):
+        traces.append(tmp_path / f"{name}.h5")
+        with synthetic_trace(traces[-1]) as f:
+            g = f.create_group("stream")
+            g.create_dataset("threads", data=np.array([1.0, 2.0, 4.0])).attrs["unit"] = ""
+            g.create_dataset("copy_bandwidth", data=np.repeat(np.array(copies)[:, None], 3, axis=1)).attrs["unit"] = "Bps"
+            g.create_dataset("triad_bandwidth", data=np.full((3, 3), 3e10)).attrs["unit"] = "Bps"
+    profile = fitted(tmp_path, *traces)
+    assert profile["quality"]["memory"]["memcpy_threads"] == [1, 2]
+    assert profile["rates"]["memcpy_bandwidth"]["value"] == pytest.approx((1.5e10 + 1.2e10) / 2)
+    assert "the thread count that copied fastest" in profile["rates"]["memcpy_bandwidth"]["doc"]
+
+
 def test_a_hash_trace_with_a_zero_line_rate_is_refused(tmp_path):
     """It once gave "memory_latency": null, a profile simcore run refused."""
     trace = tmp_path / "hash.h5"
