@@ -1,6 +1,7 @@
 #include "simcore/calibration_profile.hpp"
 #include "simcore/error.hpp"
 #include "simcore/platform.hpp"
+#include "simcore/sha256.hpp"
 #include "simcore/units.hpp"
 
 #include <simgrid/kernel/ProfileBuilder.hpp>
@@ -182,6 +183,7 @@ CalibrationProfile CalibrationProfile::load(const std::string& path)
   }
   CalibrationProfile p = from_json(j, path);
   p.path_ = path;
+  p.sha256_ = sha256_hex(text);
   return p;
 }
 

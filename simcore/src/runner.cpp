@@ -314,7 +314,8 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
                          {"description", scenario.description()},
                          {"model", scenario.model_name()},
                          {"platform", scenario.platform_path()},
-                         {"calibration", scenario.calibration_path()}};
+                         {"calibration", scenario.calibration_path()},
+                         {"calibration_sha256", profile.sha256()}};
   summary["seed"] = scenario.seed();
   summary["parameters"] = scenario.params().to_json();
   if (!scenario.sections().empty()) {

@@ -1,8 +1,8 @@
 #include "simcore/scenario.hpp"
+#include "simcore/sha256.hpp"
 #include "simcore/error.hpp"
 #include "simcore/model_registry.hpp"
 
-#include <openssl/evp.h>
 #include <pugixml.hpp>
 
 #include <algorithm>
@@ -19,21 +19,6 @@ namespace fs = std::filesystem;
 namespace simcore {
 
 namespace {
-
-std::string sha256_hex(const std::string& bytes)
-{
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr) != 1)
-    throw InternalError("SHA-256 failed");
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < len; i++) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
-  }
-  return out;
-}
 
 /** Locates XML nodes as "file:line" from their byte offset. */
 class Locator {

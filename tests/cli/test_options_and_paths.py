@@ -1,5 +1,6 @@
 """Command line details: --cfg and --log checks, symlinked scenario folders, the install script."""
 
+import hashlib
 import json
 import os
 import pathlib
@@ -62,6 +63,8 @@ def test_calibration_option_replaces_the_scenarios_profile(tmp_path):
     assert plain.returncode == 0 and calibrated.returncode == 0, calibrated.stderr
     a, b = json.loads(plain.stdout), json.loads(calibrated.stdout)
     assert b["scenario"]["calibration"] == str(profile)
+    # The profile's bytes, so that a profile edited in place shows in the results.
+    assert b["scenario"]["calibration_sha256"] == hashlib.sha256(profile.read_bytes()).hexdigest()
     # 2 Gflop/s hosts halve the 1 s tasks; 16 workers, 20 tasks: two rounds of (c + 0.5 s).
     assert b["metrics"]["makespan"] < 0.6 * a["metrics"]["makespan"]
     proc = run("validate", STAR, "--calibration", "nope.json", cwd=tmp_path)

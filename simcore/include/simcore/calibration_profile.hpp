@@ -58,6 +58,8 @@ public:
            network_factors_.empty();
   }
   const std::string& path() const { return path_; }
+  /** SHA-256 of the file's bytes, as load() read them (empty for a profile made from JSON). */
+  const std::string& sha256() const { return sha256_; }
   const std::string& name() const { return name_; }
   const std::vector<HostRule>& host_rules() const { return hosts_; }
   const std::vector<LinkRule>& link_rules() const { return links_; }
@@ -94,6 +96,7 @@ private:
   void warn_unused_rules() const;
 
   std::string path_;
+  std::string sha256_;
   std::string name_;
   std::vector<HostRule> hosts_;
   std::vector<LinkRule> links_;
