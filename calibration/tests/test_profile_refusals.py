@@ -30,6 +30,20 @@ def refused(*args):
     return res.stderr
 
 
+def two_rank_halo(tmp_path, platform, name, value):
+    """A halo scenario of 2 ranks in a row on `platform`, with one more parameter."""
+    scenario = tmp_path / "halo.xml"
+    scenario.write_text(f"""<?xml version="1.0"?>
+<scenario model="halo" seed="1">
+  <platform file="{platform}"/>
+  <param name="ranks" value="2"/>
+  <param name="procs" value="2,1,1"/>
+  <param name="{name}" value="{value}"/>
+</scenario>
+""")
+    return scenario
+
+
 DETAILED = {"ranks_per_node": 2, "local_cells": "1,200,200", "periodic": "false", "variables": 1, "iterations": 1,
             "flops_per_cell": 0, "mode": "detailed"}
 
@@ -60,15 +74,7 @@ def test_a_rate_of_the_wrong_kind_or_zero_is_refused_by_the_models_reading_it(tm
     """halo and dtl read memcpy_bandwidth (halo flops_per_cell too): a time, or 0 (which
     deadlocked halo's memory bus and aborted dtl), is refused when the model is set up."""
     prof = profile(tmp_path, "bad", rates)
-    scenario = tmp_path / "halo.xml"
-    scenario.write_text(f"""<?xml version="1.0"?>
-<scenario model="halo" seed="1">
-  <platform file="{ROOT / 'platforms' / 'single_node.xml'}"/>
-  <param name="ranks" value="2"/>
-  <param name="procs" value="2,1,1"/>
-  <param name="mode" value="detailed"/>
-</scenario>
-""")
+    scenario = two_rank_halo(tmp_path, ROOT / "platforms" / "single_node.xml", "mode", "detailed")
     err = refused("validate", scenario, "--calibration", prof)
     assert f"{prof} {where}: {what}" in err
     if "memcpy" in where:
@@ -91,15 +97,7 @@ def test_a_host_speed_on_a_host_with_a_speed_profile_is_refused(tmp_path):
   </zone>
 </platform>
 """)
-    scenario = tmp_path / "halo.xml"
-    scenario.write_text(f"""<?xml version="1.0"?>
-<scenario model="halo" seed="1">
-  <platform file="{platform}"/>
-  <param name="ranks" value="2"/>
-  <param name="procs" value="2,1,1"/>
-  <param name="hosts" value="node-0"/>
-</scenario>
-""")
+    scenario = two_rank_halo(tmp_path, platform, "hosts", "node-0")
     every = profile(tmp_path, "every", {"hosts": [{"match": "node-.*", "speed": "2Gf"}]})
     for command in (["validate"], ["run", "--out", tmp_path / "out"]):
         err = refused(command[0], scenario, "--calibration", every, *command[1:])
