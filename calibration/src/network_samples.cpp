@@ -167,7 +167,8 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
       out.config["network/loopback-bw"] = number(bandwidth);
     } else {
       out.links.push_back(
-          {{"match", ".*"}, {"bandwidth", number(bandwidth) + "Bps"}, {"latency", number(latency) + "s"}});
+          {{"match", ".*"}, {"bandwidth", number(bandwidth) + "Bps"}, {"latency", number(latency) + "s"},
+           {"scope", "route"}}); // measured end to end: the run warns where a route crosses several links
       // Ping-ping times hold what traffic the other way costs; SimGrid's cross-traffic would
       // charge each message 5 % of the reverse one on top (a simulated exchange 5 % slower
       // than the times fitted). Loopbacks are fat pipes, where it changes nothing.

@@ -7,7 +7,8 @@ import subprocess
 
 import pytest
 
-from calibration_test_support import ROOT, SIMCORE, run_halo
+from calibration_test_support import (
+    POWERS, ROOT, SIMCORE, fitted, run_halo, two_segment_law, write_synthetic_network)
 
 STAR = ROOT / "scenarios" / "master_worker" / "star.xml"
 DTL = ROOT / "scenarios" / "dtl" / "two_streams_three_analyses.xml"
@@ -192,3 +193,35 @@ def test_the_calibration_option_says_what_is_wrong_with_its_path(tmp_path):
     res = simcore("validate", scenario, "--calibration", "nope.json", cwd=tmp_path)
     assert res.returncode == 2
     assert "does not exist; expected a path relative to the working directory" in res.stderr
+
+
+def test_a_latency_measured_end_to_end_warns_on_routes_of_several_links(tmp_path):
+    """The fitter's inter-node link rule holds the latency of a whole route (scope "route"):
+    on platforms/two_nodes.xml a route is one link and the run is silent; on a cluster a route
+    crosses a node's up-link, the backbone and the other's down-link, each given that latency,
+    and the run says so."""
+    trace = tmp_path / "inter.h5"
+    write_synthetic_network(trace, POWERS, two_segment_law(2e-6, 3e9, 16384, 9e-6, 1e10), placement="inter-node")
+    fit = fitted(tmp_path, trace)
+    assert fit["links"] == [{"match": ".*", "bandwidth": fit["links"][0]["bandwidth"],
+                             "latency": fit["links"][0]["latency"], "scope": "route"}]
+    prof = tmp_path / "inter.json"
+    prof.write_text(json.dumps(fit))
+    res = simcore("validate", ROOT / "scenarios" / "halo" / "two_ranks_two_nodes.xml", "--calibration", prof)
+    assert res.returncode == 0 and "measured end to end" not in res.stderr, res.stderr
+    scenario = two_rank_halo(tmp_path, CLUSTER, "ranks_per_node", 1)
+    res = simcore("validate", scenario, "--calibration", prof)
+    assert res.returncode == 0, res.stderr
+    assert f"{prof}: link rule '.*' ({prof} (links[0])) holds a latency measured end to end (scope \"route\"), " \
+           "but the route from" in res.stderr and "crosses 3 of its links" in res.stderr
+    # The same values without the scope: the links' own, as a hand-written profile gives them.
+    del fit["links"][0]["scope"]
+    prof.write_text(json.dumps(fit))
+    res = simcore("validate", scenario, "--calibration", prof)
+    assert res.returncode == 0 and "measured end to end" not in res.stderr, res.stderr
+
+
+def test_a_link_rule_scope_is_link_or_route(tmp_path):
+    prof = profile(tmp_path, "scope", {"links": [{"match": ".*", "latency": "1us", "scope": "path"}]})
+    assert f"{prof} (links[0]): scope \"path\"; expected \"link\"" in \
+        refused("validate", ROOT / "scenarios" / "halo" / "two_ranks_two_nodes.xml", "--calibration", prof)

@@ -226,10 +226,16 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
     for (std::size_t i = 0; i < j["links"].size(); i++) {
       const auto& r = j["links"][i];
       std::string w = where + " (links[" + std::to_string(i) + "])";
-      check_keys(r, {"match", "bandwidth", "latency"}, w);
+      check_keys(r, {"match", "bandwidth", "latency", "scope"}, w);
       if (!r.contains("match") || !r["match"].is_string() || !(r.contains("bandwidth") || r.contains("latency")))
         throw InputError(w, "expected {\"match\": regex, \"bandwidth\": \"10GBps\"} and/or \"latency\": \"1us\"");
-      LinkRule rule{r["match"].get<std::string>(), w, compile(r["match"].get<std::string>(), w), {}, {}};
+      LinkRule rule{r["match"].get<std::string>(), w, compile(r["match"].get<std::string>(), w), {}, {}, false};
+      if (r.contains("scope")) {
+        if (r["scope"] != "link" && r["scope"] != "route")
+          throw InputError(w, "scope " + r["scope"].dump() + "; expected \"link\" (the values of each link, the "
+                                                              "default) or \"route\" (measured end to end)");
+        rule.route = r["scope"] == "route";
+      }
       if (r.contains("bandwidth")) {
         rule.bandwidth = quantity_field(r["bandwidth"], Quantity::Bandwidth, w);
         if (!(*rule.bandwidth > 0) || !std::isfinite(*rule.bandwidth))
@@ -419,6 +425,7 @@ void CalibrationProfile::apply_to_platform(const std::string& platform_path) con
       return std::nullopt;
     return simgrid::config::get_value<double>(key);
   };
+  std::map<std::string, const LinkRule*> latency_rule; // by link: the rule its latency came from
   const auto loopback_bw = loopback_value("network/loopback-bw");
   const auto loopback_lat = loopback_value("network/loopback-lat");
   for (auto* l : engine->get_all_links()) {
@@ -437,11 +444,44 @@ void CalibrationProfile::apply_to_platform(const std::string& platform_path) con
         continue;
       if (r.bandwidth && !bandwidth)
         l->set_bandwidth(*r.bandwidth);
-      if (r.latency && !latency)
+      if (r.latency && !latency) {
         l->set_latency(*r.latency);
+        latency_rule[l->get_name()] = &r;
+      }
       bandwidth = bandwidth || r.bandwidth;
       latency = latency || r.latency;
     }
+  }
+  warn_route_latencies(latency_rule);
+}
+
+void CalibrationProfile::warn_route_latencies(const std::map<std::string, const LinkRule*>& latency_rule) const
+{
+  if (std::none_of(links_.begin(), links_.end(), [](const LinkRule& r) { return r.route && r.latency; }))
+    return;
+  // Latencies add up along a route: one measured end to end, set on every link, counts once a
+  // link. The routes from the first host (by name) to every other show it.
+  auto hosts = simgrid::s4u::Engine::get_instance()->get_all_hosts();
+  if (hosts.size() < 2)
+    return;
+  std::sort(hosts.begin(), hosts.end(), [](auto* a, auto* b) { return a->get_name() < b->get_name(); });
+  for (std::size_t i = 1; i < hosts.size(); i++) {
+    std::vector<simgrid::s4u::Link*> route;
+    double latency = 0;
+    hosts[0]->route_to(hosts[i], route, &latency);
+    std::map<const LinkRule*, int> count;
+    for (const auto* l : route)
+      if (auto it = latency_rule.find(l->get_name()); it != latency_rule.end() && it->second->route)
+        count[it->second]++;
+    for (const auto& [rule, n] : count)
+      if (n > 1) {
+        XBT_WARN("%s: link rule '%s' (%s) holds a latency measured end to end (scope \"route\"), but the route from "
+                 "%s to %s crosses %d of its links: their latencies add up to %d x %g s. Give the links a share of "
+                 "it in a rule of your own, or use a platform whose routes cross one link (platforms/two_nodes.xml)",
+                 path_.c_str(), rule->pattern.c_str(), rule->where.c_str(), hosts[0]->get_cname(),
+                 hosts[i]->get_cname(), n, n, *rule->latency);
+        return;
+      }
   }
 }
 

@@ -45,6 +45,7 @@ public:
     std::regex re;
     std::optional<double> bandwidth; // B/s
     std::optional<double> latency;   // s
+    bool route = false; ///< "scope": "route": measured end to end over a route, not over one link
   };
 
   CalibrationProfile() = default;
@@ -94,6 +95,7 @@ private:
   const NamedRate* find_rate(const std::string& name, const std::string& host) const;
   const HostRule* speed_rule(const std::string& host) const;
   void warn_unused_rules() const;
+  void warn_route_latencies(const std::map<std::string, const LinkRule*>& latency_rule) const;
 
   std::string path_;
   std::string sha256_;
