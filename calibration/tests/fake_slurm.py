@@ -76,7 +76,8 @@ def srun(args):
         die("nodes %s (%d) are not %d nodes of the allocation %s" % (nodelist, len(nodelist), nodes, allocation()))
     if ntasks != nodes * per_node:
         die("%d tasks on %d nodes with %d tasks per node" % (ntasks, nodes, per_node))
-    if int(opts.get("cpus-per-task", 1)) > int(os.environ["SLURM_CPUS_ON_NODE"]):
+    # The smallest node's CPUs (FAKE_NODE_CPUS), else the batch node's.
+    if int(opts.get("cpus-per-task", 1)) > int(os.environ.get("FAKE_NODE_CPUS") or os.environ["SLURM_CPUS_ON_NODE"]):
         die("more cores per task than a node has")
     if "mpi" in opts and opts["mpi"] not in plugins:
         die("MPI plugin '%s' not found" % opts["mpi"])

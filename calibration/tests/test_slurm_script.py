@@ -66,6 +66,8 @@ def run_script(tmp_path, nodes, plugins="", extra_env=None, as_sbatch=False):
                SLURM_JOB_NUM_NODES=str(len(nodes)), SLURM_NTASKS_PER_NODE="2", SLURM_CPUS_ON_NODE="2",
                SIMCORE_BUILD_DIR=str(BIN.parent), **SMALL_RUNS)
     env.update(extra_env or {})
+    for name in [k for k, v in env.items() if v is None]:  # None: left out
+        del env[name]
     script = SCRIPT
     if as_sbatch:
         spool = tmp_path / "spool"
@@ -124,6 +126,16 @@ def test_the_script_calibrates_every_node_and_two_node_pairs(tmp_path, launcher)
         assert float(link["latency"].rstrip("s")) == pytest.approx(10e-6, rel=0.05)
     assert both["quality"]["network_intra_node"]["placement"] == "intra-node"
     assert "network/loopback-bw" in both["simgrid_config"] and "network/loopback-bw" not in inter["simgrid_config"]
+
+
+def test_under_salloc_stream_takes_the_fewest_cpus_a_node_of_the_job_has(tmp_path):
+    """salloc's shell may not set SLURM_CPUS_ON_NODE: STREAM once ran on one CPU a node there.
+    The job's own list (SLURM_JOB_CPUS_PER_NODE, "4(x2),3": two nodes of 4, one of 3) gives 3."""
+    res, out, steps = run_script(tmp_path, ["n0", "n1", "n2"], extra_env={
+        "SLURM_CPUS_ON_NODE": None, "SLURM_JOB_CPUS_PER_NODE": "4(x2),3", "FAKE_NODE_CPUS": "3"})
+    assert res.returncode == 0, res.stdout + res.stderr
+    stream = [s for s in steps if s["program"] == "calib_stream"]
+    assert len(stream) == 1 and stream[0]["options"]["cpus-per-task"] == "3"
 
 
 def test_on_one_node_the_script_measures_within_it_only(tmp_path):
