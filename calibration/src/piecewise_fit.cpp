@@ -226,7 +226,9 @@ PiecewiseFit fit_piecewise(const std::vector<double>& xs, const std::vector<doub
         if (best[k - 1][i] == inf || j < ms * static_cast<std::size_t>(k))
           continue;
         const double c = best[k - 1][i] + cost;
-        if (c <= best[k][j]) { // on a tie the earlier breakpoint, i falling
+        // On equal sums the earlier breakpoint (i falls); costs from summed moments may round a
+        // tie of exact arithmetic either way, as summing samples in another order would.
+        if (c <= best[k][j]) {
 
           best[k][j] = c;
           from[k][j] = i;

@@ -68,8 +68,8 @@ def test_a_rate_given_in_gbps_is_the_same_rate_as_in_bps(tmp_path):
     ({"rates": {"memcpy_bandwidth": 0}}, "(rates.memcpy_bandwidth)", "value 0.0; the model reads it as a bandwidth"),
     ({"hosts": [{"match": ".*", "rates": {"memcpy_bandwidth": 0}}]}, "(hosts[0].rates.memcpy_bandwidth)",
      "value 0.0; the model reads it as a bandwidth such as 10GBps, 100Mbps, 1.25GBps, which must be positive"),
-    ({"rates": {"flops_per_cell": {"value": 30, "unit": "Gf"}}}, "(rates.flops_per_cell)",
-     "a rate in flop/s; the model reads it as an amount of work"),
+    ({"rates": {"flops_per_cell": {"value": 30, "unit": "KiB"}}}, "(rates.flops_per_cell)",
+     "a rate in B; the model reads it as an amount of work"),
 ])
 def test_a_rate_of_the_wrong_kind_or_zero_is_refused_by_the_models_reading_it(tmp_path, rates, where, what):
     """halo and dtl read memcpy_bandwidth (halo flops_per_cell too): a time, or 0 (which
@@ -105,6 +105,11 @@ def test_a_host_speed_on_a_host_with_a_speed_profile_is_refused(tmp_path):
         assert f"{every} (hosts[0]): a speed for host 'node-1', which the platform gives a speed profile " \
                f"({platform}:6 (speed_file))" in err
     assert not (tmp_path / "out").exists()
+    # speed_file="" is no speed profile, as SimGrid reads it.
+    platform.write_text(platform.read_text().replace('speed_file="avail.txt"', 'speed_file=""'))
+    res = simcore("validate", scenario, "--calibration", every)
+    assert res.returncode == 0, res.stderr
+    platform.write_text(platform.read_text().replace('speed_file=""', 'speed_file="avail.txt"'))
     # A rule that leaves that host alone is applied.
     first = profile(tmp_path, "first", {"hosts": [{"match": "node-0", "speed": "2Gf"}]})
     res = simcore("run", scenario, "--calibration", first, "--out", tmp_path / "ok")
@@ -135,6 +140,9 @@ def test_a_loopback_bandwidth_of_zero_is_refused_wherever_it_is_set(tmp_path):
         refused("validate", scenario, "--calibration", zero)
     assert "--cfg=network/loopback-bw:0: SimGrid configuration 'network/loopback-bw' = '0'; expected a bandwidth > 0" \
         in refused("validate", scenario, "--cfg=network/loopback-bw:0")
+    # A negative latency SimGrid took as 0, silently.
+    assert "--cfg=network/loopback-lat:-1: SimGrid configuration 'network/loopback-lat' = '-1'; expected a latency " \
+           ">= 0" in refused("validate", scenario, "--cfg=network/loopback-lat:-1")
 
 
 def test_a_speed_ratio_simgrid_cannot_run_is_refused(tmp_path):
@@ -207,18 +215,52 @@ def test_a_latency_measured_end_to_end_warns_on_routes_of_several_links(tmp_path
                              "latency": fit["links"][0]["latency"], "scope": "route"}]
     prof = tmp_path / "inter.json"
     prof.write_text(json.dumps(fit))
-    res = simcore("validate", ROOT / "scenarios" / "halo" / "two_ranks_two_nodes.xml", "--calibration", prof)
+    res = simcore("run", ROOT / "scenarios" / "halo" / "two_ranks_two_nodes.xml", "--calibration", prof,
+                  "--out", tmp_path / "two_nodes")
     assert res.returncode == 0 and "measured end to end" not in res.stderr, res.stderr
     scenario = two_rank_halo(tmp_path, CLUSTER, "ranks_per_node", 1)
-    res = simcore("validate", scenario, "--calibration", prof)
+    res = simcore("run", scenario, "--calibration", prof, "--out", tmp_path / "cluster")
     assert res.returncode == 0, res.stderr
     assert f"{prof}: link rule '.*' ({prof} (links[0])) holds a latency measured end to end (scope \"route\"), " \
-           "but the route from" in res.stderr and "crosses 3 of its links" in res.stderr
+           "but messages from" in res.stderr and "cross 3 of its links" in res.stderr
+    assert res.stderr.count("measured end to end") == 1  # once a run
     # The same values without the scope: the links' own, as a hand-written profile gives them.
     del fit["links"][0]["scope"]
     prof.write_text(json.dumps(fit))
-    res = simcore("validate", scenario, "--calibration", prof)
+    res = simcore("run", scenario, "--calibration", prof, "--out", tmp_path / "cluster_links")
     assert res.returncode == 0 and "measured end to end" not in res.stderr, res.stderr
+
+
+def test_the_route_check_routes_no_pair_the_platform_cannot_route(tmp_path):
+    """The check sees the routes messages take: on a platform of two zones with no route
+    between them (where routing every pair of hosts crashed SimGrid), a run within one zone
+    is silent and unharmed."""
+    platform = tmp_path / "zones.xml"
+    platform.write_text("""<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="world" routing="Full">
+    <zone id="a" routing="Full">
+      <host id="a-0" speed="1Gf" core="2"/>
+      <host id="a-1" speed="1Gf" core="2"/>
+      <link id="la" bandwidth="1GBps" latency="1us"/>
+      <route src="a-0" dst="a-1"><link_ctn id="la"/></route>
+    </zone>
+    <zone id="b" routing="None">
+      <host id="b-0" speed="1Gf"/>
+    </zone>
+  </zone>
+</platform>
+""")
+    prof = profile(tmp_path, "route", {"links": [{"match": ".*", "bandwidth": "10GBps", "latency": "2us",
+                                                  "scope": "route"}],
+                                       "network_factors": {"inter-node": {"latency": "0:1"}}})
+    scenario = two_rank_halo(tmp_path, platform, "hosts", "a-.*")
+    scenario.write_text(scenario.read_text().replace('<param name="ranks" value="2"/>',
+                                                     '<param name="ranks" value="2"/>\n  <param name="ranks_per_node" value="1"/>'))
+    for command in (["validate"], ["run", "--out", tmp_path / "out"]):
+        res = simcore(command[0], scenario, "--calibration", prof, *command[1:])
+        assert res.returncode == 0 and "measured end to end" not in res.stderr, res.stderr
 
 
 def test_a_link_rule_scope_is_link_or_route(tmp_path):

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -132,6 +133,27 @@ std::map<std::string, NamedRate> rates_from_json(const nlohmann::json& rates, co
   return out;
 }
 
+/** Where `number` stands in JSON `text` as a value, not inside a string; npos if nowhere. */
+std::size_t number_outside_strings(const std::string& text, const std::string& number)
+{
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); i++) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        i++; // the escaped character
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (text.compare(i, number.size(), number) == 0 &&
+               (i == 0 || std::string(":[, \t\r\n").find(text[i - 1]) != std::string::npos)) {
+      return i;
+    }
+  }
+  return std::string::npos;
+}
+
 /** A number in base units from a profile's "simgrid_config" item, or InputError. */
 double config_number(const std::string& text, bool positive, const std::string& where)
 {
@@ -175,7 +197,7 @@ CalibrationProfile CalibrationProfile::load(const std::string& path)
     const std::string what = e.what();
     const auto open = what.find('\''), close = what.rfind('\'');
     if (open != std::string::npos && close > open) {
-      const auto at = text.find(what.substr(open + 1, close - open - 1));
+      const auto at = number_outside_strings(text, what.substr(open + 1, close - open - 1));
       if (at != std::string::npos)
         where += ":" + std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
     }
@@ -304,7 +326,9 @@ namespace {
 /** A rate as a model reads it: a `q` in its base unit, positive. */
 double checked(const NamedRate& r, Quantity q)
 {
-  if (!r.unit.empty() && r.unit != base_unit(q))
+  // SimGrid spells an amount of work as it spells a speed ("1Gf"): read as flop, both are.
+  const bool same = r.unit == base_unit(q) || (q == Quantity::Flops && r.unit == base_unit(Quantity::Speed));
+  if (!r.unit.empty() && !same)
     throw InputError(r.where, "a rate in " + r.unit + "; the model reads it as " + unit_examples(q) + ", in " +
                                   base_unit(q));
   if (!(r.value > 0))
@@ -413,8 +437,6 @@ void CalibrationProfile::apply_to_platform(const std::string& platform_path) con
           simgrid::kernel::profile::ProfileBuilder::from_string("simcore-calibration-" + h->get_name(), events.str(), -1));
     }
   }
-  if (!network_factors_.empty())
-    network_factors_.install(path_.empty() ? "calibration profile" : path_);
   // A node's loopback (SimGrid's __loopback__, or a <cluster>'s per-node *_loopback link) is
   // set by network/loopback-lat and network/loopback-bw, which an intra-node fit writes: SimGrid
   // applies them to its own, the kernel to the clusters' ones, and a link rule touches neither.
@@ -452,37 +474,51 @@ void CalibrationProfile::apply_to_platform(const std::string& platform_path) con
       latency = latency || r.latency;
     }
   }
-  warn_route_latencies(latency_rule);
+  if (!network_factors_.empty())
+    network_factors_.install(path_.empty() ? "calibration profile" : path_, route_latency_check(latency_rule));
 }
 
-void CalibrationProfile::warn_route_latencies(const std::map<std::string, const LinkRule*>& latency_rule) const
+NetworkFactors::RouteObserver
+CalibrationProfile::route_latency_check(const std::map<std::string, const LinkRule*>& latency_rule) const
 {
-  if (std::none_of(links_.begin(), links_.end(), [](const LinkRule& r) { return r.route && r.latency; }))
-    return;
   // Latencies add up along a route: one measured end to end, set on every link, counts once a
-  // link. The routes from the first host (by name) to every other show it.
-  auto hosts = simgrid::s4u::Engine::get_instance()->get_all_hosts();
-  if (hosts.size() < 2)
-    return;
-  std::sort(hosts.begin(), hosts.end(), [](auto* a, auto* b) { return a->get_name() < b->get_name(); });
-  for (std::size_t i = 1; i < hosts.size(); i++) {
-    std::vector<simgrid::s4u::Link*> route;
-    double latency = 0;
-    hosts[0]->route_to(hosts[i], route, &latency);
+  // link. The routes messages take show it (SimGrid hands each one to the factor callbacks;
+  // routing other pairs of hosts could abort where the platform has no route between them).
+  struct Check {
+    std::map<const simgrid::s4u::Link*, const LinkRule*> route_links; // latency from a "route" rule
+    std::string path;
+    bool warned = false;
+  };
+  auto check = std::make_shared<Check>();
+  for (auto* l : simgrid::s4u::Engine::get_instance()->get_all_links())
+    if (auto it = latency_rule.find(l->get_name()); it != latency_rule.end() && it->second->route)
+      check->route_links[l] = it->second;
+  if (check->route_links.empty())
+    return {};
+  check->path = path_;
+  // The rules are copied: the callbacks outlive the profile object.
+  auto rules = std::make_shared<std::vector<LinkRule>>(links_);
+  for (auto& [link, rule] : check->route_links)
+    rule = &(*rules)[static_cast<std::size_t>(rule - links_.data())];
+  return [check, rules](const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst,
+                        const std::vector<simgrid::s4u::Link*>& links) {
+    if (check->warned || src == dst)
+      return;
     std::map<const LinkRule*, int> count;
-    for (const auto* l : route)
-      if (auto it = latency_rule.find(l->get_name()); it != latency_rule.end() && it->second->route)
+    for (const auto* l : links)
+      if (auto it = check->route_links.find(l); it != check->route_links.end())
         count[it->second]++;
     for (const auto& [rule, n] : count)
       if (n > 1) {
-        XBT_WARN("%s: link rule '%s' (%s) holds a latency measured end to end (scope \"route\"), but the route from "
-                 "%s to %s crosses %d of its links: their latencies add up to %d x %g s. Give the links a share of "
+        XBT_WARN("%s: link rule '%s' (%s) holds a latency measured end to end (scope \"route\"), but messages from "
+                 "%s to %s cross %d of its links: their latencies add up to %d x %g s. Give the links a share of "
                  "it in a rule of your own, or use a platform whose routes cross one link (platforms/two_nodes.xml)",
-                 path_.c_str(), rule->pattern.c_str(), rule->where.c_str(), hosts[0]->get_cname(),
-                 hosts[i]->get_cname(), n, n, *rule->latency);
+                 check->path.c_str(), rule->pattern.c_str(), rule->where.c_str(), src->get_cname(), dst->get_cname(),
+                 n, n, *rule->latency);
+        check->warned = true;
         return;
       }
-  }
+  };
 }
 
 } // namespace simcore

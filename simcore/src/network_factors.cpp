@@ -184,7 +184,7 @@ double NetworkFactors::bandwidth_factor(double size, bool intra_node) const
   return p && p->bandwidth ? p->bandwidth->at(size) : 1.0;
 }
 
-void NetworkFactors::install(const std::string& where) const
+void NetworkFactors::install(const std::string& where, RouteObserver observer) const
 {
   using simgrid::s4u::Host;
   using simgrid::s4u::Link;
@@ -215,8 +215,10 @@ void NetworkFactors::install(const std::string& where) const
   const NetworkFactors self = *this; // the callbacks outlive the profile object
   auto* model = engine->get_netzone_root()->get_network_model();
   try {
-    model->set_lat_factor_cb([self](double size, const Host* src, const Host* dst, const std::vector<Link*>& links,
-                                    const std::unordered_set<NetZone*>&) {
+    model->set_lat_factor_cb([self, observer](double size, const Host* src, const Host* dst,
+                                              const std::vector<Link*>& links, const std::unordered_set<NetZone*>&) {
+      if (observer)
+        observer(src, dst, links);
       return self.latency_factor(size, is_intra_node(src, dst, links));
     });
     model->set_bw_factor_cb([self](double size, const Host* src, const Host* dst, const std::vector<Link*>& links,

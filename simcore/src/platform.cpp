@@ -86,7 +86,7 @@ std::map<std::string, std::string> hosts_with_speed_profile(const std::string& p
       const std::string tag = c.name();
       if (tag == "host" || tag == "peer") {
         for (const char* attr : {"speed_file", "availability_file"})
-          if (!c.attribute(attr).empty())
+          if (*c.attribute(attr).value() != '\0') // speed_file="" is none, as SimGrid reads it
             out.emplace(c.attribute("id").value(), at(c, attr));
       } else if (tag == "trace_connect" && std::string(c.attribute("kind").value()) == "SPEED") {
         out.emplace(c.attribute("element").value(), at(c, "trace_connect kind=\"SPEED\""));

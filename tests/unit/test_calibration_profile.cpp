@@ -328,6 +328,11 @@ TEST_CASE("CalibrationProfile: a rate read in another unit, or not positive, nam
   CHECK_THROWS_AS(p.rate("lines", Quantity::Speed), simcore::InputError);
   CHECK_THROWS_AS(p.rate("cells", Quantity::Speed), simcore::InputError); // an amount, not a rate
   CHECK(p.rate("cells", Quantity::Flops) == 30);
+  // SimGrid spells an amount of work as a speed ("600f", "1Gf"): read as flop, it is one.
+  auto work = CalibrationProfile::from_json(json::parse(R"({"rates": {"a": "600f", "b": {"value": 2, "unit": "Gf"}}})"),
+                                            "p.json");
+  CHECK(work.rate("a", Quantity::Flops) == 600);
+  CHECK(work.rate("b", Quantity::Flops) == 2e9);
   CHECK(p.rate_or("missing", Quantity::Bandwidth, 5) == 5);
 }
 
@@ -350,7 +355,8 @@ TEST_CASE("CalibrationProfile: values SimGrid cannot run with are refused when l
 TEST_CASE("CalibrationProfile::load: a number beyond a double names the file and line", "[calibration]")
 {
   const std::string tmp = (std::filesystem::temp_directory_path() / ("simcore-overflow-" + std::to_string(::getpid()) + ".json")).string();
-  std::ofstream(tmp) << "{\n  \"schema\": \"simcore-profile/1\",\n  \"rates\": {\"x\": 1e400}\n}\n";
+  // The number also stands in a string before it: the line is the value's.
+  std::ofstream(tmp) << "{\n  \"name\": \"a rate of 1e400\",\n  \"rates\": {\"x\": 1e400}\n}\n";
   try {
     CalibrationProfile::load(tmp);
     FAIL("profile with 1e400 accepted");

@@ -95,7 +95,7 @@ private:
   const NamedRate* find_rate(const std::string& name, const std::string& host) const;
   const HostRule* speed_rule(const std::string& host) const;
   void warn_unused_rules() const;
-  void warn_route_latencies(const std::map<std::string, const LinkRule*>& latency_rule) const;
+  NetworkFactors::RouteObserver route_latency_check(const std::map<std::string, const LinkRule*>& latency_rule) const;
 
   std::string path_;
   std::string sha256_;

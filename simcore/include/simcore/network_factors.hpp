@@ -9,6 +9,7 @@
 
 #include <simgrid/forward.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -64,8 +65,11 @@ public:
    *  naming `where` when network/latency-factor, network/bandwidth-factor, smpi/lat-factor or
    *  smpi/bw-factor is configured too (SimGrid takes its own factors or these, not both).
    *  With intra-node factors, the check of check_self_routes() runs when the simulation
-   *  starts. */
-  void install(const std::string& where) const;
+   *  starts. `observer`, when given, sees the route of every message the factors are
+   *  computed for (the links SimGrid found for it). */
+  using RouteObserver = std::function<void(const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst,
+                                           const std::vector<simgrid::s4u::Link*>& links)>;
+  void install(const std::string& where, RouteObserver observer = {}) const;
   /** Warns when some host reaches itself over links that are not a loopback (its messages to
    *  itself then take the inter-node factors), for intra-node factors installed and not yet
    *  checked; seals the platform first (a zone's routes are complete only then). Runs when
