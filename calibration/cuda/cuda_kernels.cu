@@ -42,6 +42,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace {
 
 using calibration::ConvShape;
@@ -53,6 +55,20 @@ void check(cudaError_t e, const char* what)
     std::fprintf(stderr, "calib_cuda: %s: %s\n", what, cudaGetErrorString(e));
     std::exit(1);
   }
+}
+
+/** Whether this process may open some GPU's device file (/dev/nvidia0, /dev/nvidia1 ...). */
+bool gpu_file_openable()
+{
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 6 && name.compare(0, 6, "nvidia") == 0 &&
+        name.find_first_not_of("0123456789", 6) == std::string::npos &&
+        ::access(entry.path().c_str(), R_OK | W_OK) == 0)
+      return true;
+  }
+  return false;
 }
 
 /** Device memory freed when it goes out of scope. */
@@ -168,20 +184,37 @@ int main(int argc, char** argv)
   const cudaError_t e = cudaGetDeviceCount(&devices);
   // A machine with an NVIDIA device node whose CUDA fails (a driver older than the runtime, a
   // device in a bad state) has a GPU that cannot be used: a failure, not a skip, or a node
-  // of a cluster would pass for one without a GPU.
-  if (e != cudaSuccess && (std::filesystem::exists("/dev/nvidiactl") || std::filesystem::exists("/dev/nvidia0"))) {
+  // of a cluster would pass for one without a GPU. Devices hidden from this process are no
+  // such failure: CUDA_VISIBLE_DEVICES set, or a job step given no GPU (Slurm's cgroup leaves
+  // the device files but not the right to open them) make CUDA find none, and that is a skip.
+  const bool hidden = e == cudaErrorNoDevice && (std::getenv("CUDA_VISIBLE_DEVICES") != nullptr || !gpu_file_openable());
+  if (e != cudaSuccess && !hidden &&
+      (std::filesystem::exists("/dev/nvidiactl") || std::filesystem::exists("/dev/nvidia0"))) {
     std::fprintf(stderr, "calib_cuda: this machine has an NVIDIA device (/dev/nvidia*), but CUDA cannot use it (%s); "
                          "expected a working driver for CUDA %d.%d\n",
                  cudaGetErrorString(e), CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
     return 1;
   }
   if (e != cudaSuccess || devices == 0) {
-    std::printf("calib_cuda: no CUDA device (%s): skipped; the kernels were built, not run\n",
-                e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    std::printf("calib_cuda: no CUDA device%s (%s): skipped; the kernels were built, not run\n",
+                hidden ? " visible to this process" : "", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
     return 77;
   }
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "device properties");
+  // A device older than the architectures built (CMAKE_CUDA_ARCHITECTURES) has no code to run:
+  // say so before any launch fails with "no kernel image".
+  {
+    cudaFuncAttributes attributes{};
+    const cudaError_t image = cudaFuncGetAttributes(&attributes, sgemm_tiled);
+    if (image != cudaSuccess) {
+      std::fprintf(stderr, "calib_cuda: %s (compute capability %d.%d) cannot run this build (%s; built with %s); "
+                           "expected a rebuild with CMAKE_CUDA_ARCHITECTURES naming %d%d\n",
+                   prop.name, prop.major, prop.minor, cudaGetErrorString(image), SIMCORE_BENCH_FLAGS, prop.major,
+                   prop.minor);
+      return 1;
+    }
+  }
   const bool tensor_tf32 = prop.major >= 8;
   std::printf("device: %s, compute capability %d.%d, %d multiprocessors, %.1f GiB\n", prop.name, prop.major, prop.minor,
               prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0);
@@ -457,8 +490,9 @@ int main(int argc, char** argv)
         parameters[cc.name] = "not used: " + conv.why_not();
         continue;
       }
-      parameters["algorithm_" + cc.name] = std::to_string(conv.algorithm()) + " (cudnnConvolutionFwdAlgo_t), workspace " +
-                                          std::to_string(conv.workspace_bytes()) + " bytes";
+      parameters["algorithm_" + cc.name] = std::to_string(conv.algorithm()) + " (cudnnConvolutionFwdAlgo_t), " +
+                                          conv.math() + ", workspace " + std::to_string(conv.workspace_bytes()) +
+                                          " bytes";
       DeviceBuffer dcw(conv.filters(wt));
       check(cudaMemset(dout.p, 0xff, dout.n * sizeof(float)), "memset");
       time_kernel(cc.name, conv_flops, [&] {

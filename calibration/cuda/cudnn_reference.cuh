@@ -91,6 +91,8 @@ public:
       const int pad[3] = {0, 0, 0}, stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
       ok_ = f.create_tensor(&x_) == CUDNN_STATUS_SUCCESS && f.create_tensor(&y_) == CUDNN_STATUS_SUCCESS &&
             f.create_filter(&w_) == CUDNN_STATUS_SUCCESS && f.create_conv(&conv_) == CUDNN_STATUS_SUCCESS;
+      if (!ok_)
+        why_ = "descriptors not created";
       ok_ = ok_ && step(f.set_tensor(x_, layout, CUDNN_DATA_FLOAT, 5, in_dims), "input descriptor") &&
             step(f.set_tensor(y_, layout, CUDNN_DATA_FLOAT, 5, out_dims), "output descriptor") &&
             step(f.set_filter(w_, CUDNN_DATA_FLOAT, layout, 5, filter_dims), "filter descriptor") &&
@@ -103,17 +105,28 @@ public:
       cudnnConvolutionFwdAlgoPerf_t found[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
       int count = 0;
       if (!step(f.find(lib.handle_, x_, w_, conv_, y_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, found),
-                "algorithm search"))
+                "algorithm search")) {
+        ok_ = false; // left out with the reason, not run with a default algorithm
         return;
+      }
       ok_ = false;
+      cudnnMathType_t math = tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
       for (int i = 0; i < count && !ok_; i++)
         if (found[i].status == CUDNN_STATUS_SUCCESS && found[i].memory <= (std::size_t(4) << 30)) {
           algo_ = found[i].algo;
           workspace_bytes_ = found[i].memory;
+          math = found[i].mathType;
+          math_ = math;
           ok_ = true;
         }
       if (!ok_) {
         why_ = "no algorithm ran";
+        return;
+      }
+      // The variant the search timed: an algorithm may have run with another math type than
+      // the one asked (cuDNN reports which), and the forward call takes the one set.
+      if (!step(f.set_math(conv_, math), "math type of the algorithm chosen")) {
+        ok_ = false;
         return;
       }
       if (workspace_bytes_ > 0 && cudaMalloc(&workspace_, workspace_bytes_) != cudaSuccess) {
@@ -141,6 +154,16 @@ public:
     const std::string& why_not() const { return why_; }
     int algorithm() const { return static_cast<int>(algo_); }
     std::size_t workspace_bytes() const { return workspace_bytes_; }
+    /** The math type of the algorithm chosen: TF32 asked, cuDNN may still pick an FP32 one. */
+    const char* math() const
+    {
+      switch (math_) {
+        case CUDNN_TENSOR_OP_MATH: return "CUDNN_TENSOR_OP_MATH";
+        case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION";
+        case CUDNN_FMA_MATH: return "CUDNN_FMA_MATH";
+        default: return "CUDNN_DEFAULT_MATH";
+      }
+    }
 
     /** Filters as cuDNN takes them in this layout, from ours (k x (c t r s)). */
     std::vector<float> filters(const std::vector<float>& ours) const
@@ -178,6 +201,7 @@ public:
     calibration::ConvShape q_;
     bool channels_last_;
     bool ok_ = false;
+    cudnnMathType_t math_ = CUDNN_DEFAULT_MATH;
     std::string why_;
     cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr;
     cudnnFilterDescriptor_t w_ = nullptr;

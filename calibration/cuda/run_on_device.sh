@@ -17,14 +17,23 @@ out=${1:-${OUT:-cuda-run}}
 [ -x "$bin" ] || { echo "run_on_device.sh: $bin not found; build it with calibration/cuda/build_for_device.sh" >&2; exit 2; }
 mkdir -p "$out"
 nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" >>"$out/nvidia-smi.txt"
-if [ -z "${SIMCORE_CUBLAS:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcublas\.so\.1[0-9] '; then
-  # Not on the loader's path: a copy that a Python package (PyTorch's nvidia-cublas) brought.
-  lib=$(find /usr /opt /root /home -name 'libcublas.so.1[0-9]' 2>/dev/null | sort -r | head -n 1)
+# The loader's cache, read once: `ldconfig -p | grep -q` under pipefail fails when grep stops
+# early and ldconfig dies of the broken pipe, which took a library found for one missing.
+cache=$(ldconfig -p 2>/dev/null || true)
+# The copy of a library with the highest major version (the file name's last number), found
+# where a Python package (PyTorch's nvidia-cublas, nvidia-cudnn) brought it.
+newest() {
+  find /usr /opt /root /home -name "$1" 2>/dev/null |
+    awk -F/ '{ n = $NF; sub(/.*\.so\./, "", n); print n "\t" $0 }' | sort -t "$(printf '\t')" -k1,1nr -k2,2 |
+    head -n 1 | cut -f 2
+}
+if [ -z "${SIMCORE_CUBLAS:-}" ] && ! grep -q 'libcublas\.so\.1[0-9] ' <<<"$cache"; then
+  lib=$(newest 'libcublas.so.1[0-9]')
   [ -n "$lib" ] && export SIMCORE_CUBLAS=$lib
 fi
-if [ -z "${SIMCORE_CUDNN:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcudnn\.so\.9 '; then
+if [ -z "${SIMCORE_CUDNN:-}" ] && ! grep -q 'libcudnn\.so\.9 ' <<<"$cache"; then
   # cuDNN 9 loads its parts (libcudnn_cnn, _ops, _engines_*) from the loader's path too.
-  lib=$(find /usr /opt /root /home -name 'libcudnn.so.9' 2>/dev/null | sort -r | head -n 1)
+  lib=$(newest 'libcudnn.so.9')
   [ -n "$lib" ] && export SIMCORE_CUDNN=$lib LD_LIBRARY_PATH=$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 "$bin" --check 2>&1 | tee "$out/check.txt"
