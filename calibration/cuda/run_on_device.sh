@@ -22,8 +22,10 @@ nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" >>"$out/nv
 cache=$(ldconfig -p 2>/dev/null || true)
 # The copy of a library with the highest major version (the file name's last number), found
 # where a Python package (PyTorch's nvidia-cublas, nvidia-cudnn) brought it.
+# (SIMCORE_LIBRARY_ROOTS: where to look, /usr /opt /root /home by default.)
 newest() {
-  find /usr /opt /root /home -name "$1" 2>/dev/null |
+  # shellcheck disable=SC2086
+  find ${SIMCORE_LIBRARY_ROOTS:-/usr /opt /root /home} -name "$1" 2>/dev/null |
     awk -F/ '{ n = $NF; sub(/.*\.so\./, "", n); print n "\t" $0 }' | sort -t "$(printf '\t')" -k1,1nr -k2,2 |
     head -n 1 | cut -f 2
 }

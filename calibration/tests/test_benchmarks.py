@@ -395,6 +395,44 @@ def test_predict_loop_needs_a_shared_folder_between_nodes_and_a_fresh_one(tmp_pa
     assert sorted(p.name for p in used.iterdir()) == ["pingpong-0.h5"]
 
 
+def test_run_on_device_finds_the_references_libraries(tmp_path):
+    """cuda/run_on_device.sh with stand-ins for the device binary, nvidia-smi and ldconfig: a
+    cuBLAS in the loader's cache is left to the loader, even in a cache longer than a pipe
+    holds (`ldconfig -p | grep -q` under pipefail took it for missing); one outside it is
+    looked for, the highest major version first (a .12 that a Python package brought sorted
+    after the .13 by path)."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text("#!/bin/sh\nexit 0\n")
+    device = fake / "calib_cuda_device"
+    device.write_text('#!/bin/sh\necho "cublas=${SIMCORE_CUBLAS:-loader} cudnn=${SIMCORE_CUDNN:-loader}"\n')
+    roots = tmp_path / "roots"
+    for path in ("a/cuda-13/lib/libcublas.so.13", "z/python3/nvidia/lib/libcublas.so.12", "b/libcudnn.so.9"):
+        (roots / path).parent.mkdir(parents=True, exist_ok=True)
+        (roots / path).write_text("")
+    for p in fake.iterdir():
+        p.chmod(0o755)
+
+    def run(cache_lines):
+        (fake / "ldconfig").write_text("#!/bin/sh\ncat %s\n" % (tmp_path / "cache"))
+        (fake / "ldconfig").chmod(0o755)
+        (tmp_path / "cache").write_text("".join(f"\t{line}\n" for line in cache_lines))
+        env = dict(os.environ, PATH=f"{fake}:{os.environ['PATH']}", CALIB_CUDA=str(device),
+                   SIMCORE_LIBRARY_ROOTS=str(roots))
+        for name in ("SIMCORE_CUBLAS", "SIMCORE_CUDNN"):
+            env.pop(name, None)
+        res = subprocess.run(["bash", str(ROOT / "calibration" / "cuda" / "run_on_device.sh"), str(tmp_path / "out")],
+                             capture_output=True, text=True, env=env, timeout=60)
+        assert res.returncode == 0, res.stdout + res.stderr
+        return res.stdout.splitlines()[0]
+
+    filler = [f"libfiller{i}.so (libc6,x86-64) => /usr/lib/libfiller{i}.so" for i in range(3000)]  # > 64 KiB
+    cached = ["libcublas.so.13 (libc6,x86-64) => /usr/lib/libcublas.so.13",
+              "libcudnn.so.9 (libc6,x86-64) => /usr/lib/libcudnn.so.9"]
+    assert run(cached + filler) == "cublas=loader cudnn=loader"
+    assert run(filler) == f"cublas={roots}/a/cuda-13/lib/libcublas.so.13 cudnn={roots}/b/libcudnn.so.9"
+
+
 @pytest.mark.parametrize("program", ["calib_stream", "calib_dgemm", "calib_stencil", "calib_hash"])
 def test_an_output_that_cannot_be_written_is_refused_before_measuring(tmp_path, program):
     """A trace into a folder that is not there was found only after the measurement (minutes of
