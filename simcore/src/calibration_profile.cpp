@@ -20,6 +20,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(simcore_calibration, simcore, "calibration profiles");
 
@@ -485,7 +486,7 @@ CalibrationProfile::route_latency_check(const std::map<std::string, const LinkRu
   // link. The routes messages take show it (SimGrid hands each one to the factor callbacks;
   // routing other pairs of hosts could abort where the platform has no route between them).
   struct Check {
-    std::map<const simgrid::s4u::Link*, const LinkRule*> route_links; // latency from a "route" rule
+    std::unordered_map<const simgrid::s4u::Link*, const LinkRule*> route_links; // latency from a "route" rule
     std::string path;
     bool warned = false;
   };
@@ -504,11 +505,18 @@ CalibrationProfile::route_latency_check(const std::map<std::string, const LinkRu
                         const std::vector<simgrid::s4u::Link*>& links) {
     if (check->warned || src == dst)
       return;
-    std::map<const LinkRule*, int> count;
-    for (const auto* l : links)
-      if (auto it = check->route_links.find(l); it != check->route_links.end())
-        count[it->second]++;
-    for (const auto& [rule, n] : count)
+    // Called for every message: no allocation (a route has a few links).
+    const auto rule_of = [&check](const simgrid::s4u::Link* l) -> const LinkRule* {
+      const auto it = check->route_links.find(l);
+      return it == check->route_links.end() ? nullptr : it->second;
+    };
+    for (const auto* first : links) {
+      const LinkRule* rule = rule_of(first);
+      if (rule == nullptr)
+        continue;
+      int n = 0; // the route's links whose latency this rule set
+      for (const auto* l : links)
+        n += rule_of(l) == rule;
       if (n > 1) {
         XBT_WARN("%s: link rule '%s' (%s) holds a latency measured end to end (scope \"route\"), but messages from "
                  "%s to %s cross %d of its links: their latencies add up to %d x %g s. Give the links a share of "
@@ -518,6 +526,7 @@ CalibrationProfile::route_latency_check(const std::map<std::string, const LinkRu
         check->warned = true;
         return;
       }
+    }
   };
 }
 
