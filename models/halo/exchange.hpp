@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 namespace halo {
@@ -30,7 +31,9 @@ private:
     simgrid::s4u::Mailbox* control = nullptr;  ///< rendezvous and pipelined request and answer
     simgrid::s4u::SemaphorePtr posted;         ///< intra-node: the sender's side is ready
   };
-  void run_agent(std::size_t agent);
+  /** Iterations [first, ...) of an agent: a bounded number of them, then a successor actor
+   *  takes the rest (see exchange.cpp). */
+  void run_agent(std::size_t agent, std::int64_t first);
   void exchange_detailed(std::size_t agent);
   void exchange_smpi(std::size_t agent);
   void run_copier(std::size_t agent);
@@ -38,6 +41,8 @@ private:
   RouteView route(simgrid::s4u::Host* a, simgrid::s4u::Host* b, double bytes) const;
 
   Setup s_;
+  simcore::SimContext* ctx_ = nullptr;
+  std::vector<std::string> agent_name_; ///< per agent: its actors' name
   Plan plan_;
   std::vector<Channels> channels_; ///< per transfer
   std::vector<simgrid::s4u::SemaphorePtr> copier_go_, copier_done_; ///< per agent with intra receives
