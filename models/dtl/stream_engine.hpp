@@ -60,8 +60,10 @@ private:
     simgrid::s4u::Disk* disk;
   };
   void create_storage(std::size_t s);
-  void run_publisher(std::int64_t rank);
-  void run_subscriber(std::size_t s, std::size_t r, std::int64_t rank);
+  /** Steps [first, ...) of a publisher rank, or transactions [first, ...) of a subscriber
+   *  rank: a bounded number of them, then a successor actor takes the rest (see the .cpp). */
+  void run_publisher(std::int64_t rank, std::int64_t first);
+  void run_subscriber(std::size_t s, std::size_t r, std::int64_t rank, std::int64_t first, double in_dtl);
   void put_staging(std::size_t s, std::int64_t rank, std::int64_t k, Operation& op);
   void put_file(std::size_t s, std::int64_t rank, std::int64_t k, Operation& op);
   double get_staging(std::size_t s, std::size_t r, std::int64_t rank, Operation& op);
@@ -81,6 +83,7 @@ private:
   /** [stream][publisher rank] (file engine). */
   std::vector<std::vector<FileHome>> file_home_;
   std::vector<Operation> ops_;
+  simcore::SimContext* ctx_ = nullptr;
   std::vector<double> sim_dtl_time_; ///< per simulation rank: time inside DTL calls
   std::vector<double> ana_dtl_time_; ///< per analysis rank of every reader
   double bytes_network_ = 0, bytes_memcpy_ = 0, bytes_ideal_ = 0;

@@ -175,6 +175,23 @@ def test_post_hoc_analysis_reads_after_the_simulation_ended(tmp_path):
     assert res.metrics["simulation_end"] == pytest.approx(3 * (compute + 2 * M + S / W), rel=1e-12)
 
 
+def test_many_steps_follow_the_closed_form_across_actor_handovers(tmp_path):
+    """A rank's actor hands its steps (or transactions) to a successor every 32 (SimGrid 3.32
+    keeps each file's I/O in the actor that made it, which made long runs quadratic): 70 steps,
+    post hoc, cross two handovers on each side; every write and every read is there, and the
+    simulation still ends at 70 x (compute + write)."""
+    res = scenario(tmp_path, engine="file", steps=70, sim_flops_per_element=4, analysis_start="after_simulation").run()
+    ops = res.series["operations"]
+    for side in (0, 1):
+        assert sorted(ops["transaction"][ops["side"] == side]) == list(range(70))
+    assert res.metrics["bytes_received"] == 70 * S
+    compute = 1000 * 250 * 4 / 1e9
+    assert res.metrics["simulation_end"] == pytest.approx(70 * (compute + 2 * M + S / W), rel=1e-11)
+    # The reads, one after the other once the simulation ended, each open, read, receive, close.
+    assert res.metrics["makespan"] == pytest.approx(res.metrics["simulation_end"] + 70 * (2 * M + S / R + L + S / B),
+                                                    rel=1e-11)
+
+
 def test_post_hoc_needs_the_file_engine(tmp_path):
     with pytest.raises(simcore.InputError, match="needs engine 'file'"):
         scenario(tmp_path, analysis_start="after_simulation").run()
