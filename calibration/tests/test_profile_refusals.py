@@ -269,3 +269,22 @@ def test_a_link_rule_scope_is_link_or_route(tmp_path):
     prof = profile(tmp_path, "scope", {"links": [{"match": ".*", "latency": "1us", "scope": "path"}]})
     assert f"{prof} (links[0]): scope \"path\"; expected \"link\"" in \
         refused("validate", ROOT / "scenarios" / "halo" / "two_ranks_two_nodes.xml", "--calibration", prof)
+
+
+def test_a_message_of_a_placement_without_factors_is_reported_once(tmp_path):
+    """An intra-node profile used between two nodes: those messages take factors of 1, not
+    SimGrid's own (13.01 and 0.97 under its default model), and the run says so once; within
+    a node it is silent."""
+    trace = tmp_path / "intra.h5"
+    write_synthetic_network(trace, POWERS, two_segment_law(0.4e-6, 8e9, 65536, 4e-6, 2e10), placement="intra-node")
+    prof = tmp_path / "intra.json"
+    prof.write_text(json.dumps(fitted(tmp_path, trace)))
+    platform = ROOT / "platforms" / "two_nodes.xml"
+    for per_node, warned in ((1, True), (2, False)):
+        scenario = two_rank_halo(tmp_path, platform, "ranks_per_node", per_node)
+        scenario.write_text(scenario.read_text().replace('<param name="ranks" value="2"/>',
+                                                         '<param name="ranks" value="2"/>\n  '
+                                                         '<param name="iterations" value="3"/>'))
+        res = simcore("run", scenario, "--calibration", prof, "--out", tmp_path / f"out{per_node}")
+        assert res.returncode == 0, res.stderr
+        assert res.stderr.count("network_factors has no inter-node factors") == (1 if warned else 0), res.stderr

@@ -16,6 +16,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <typeinfo>
@@ -232,11 +233,24 @@ void NetworkFactors::install(const std::string& where, RouteObserver observer) c
   const NetworkFactors self = *this; // the callbacks outlive the profile object
   auto* model = engine->get_netzone_root()->get_network_model();
   try {
-    model->set_lat_factor_cb([self, observer](double size, const Host* src, const Host* dst,
-                                              const std::vector<Link*>& links, const std::unordered_set<NetZone*>&) {
+    // A message of a placement the profile has no factors for takes factors of 1, not the
+    // ones SimGrid would have used without the profile (13.01 and 0.97 under LV08): said once.
+    auto unfitted_warned = std::make_shared<bool>(false);
+    model->set_lat_factor_cb([self, observer, where, unfitted_warned](double size, const Host* src, const Host* dst,
+                                                                      const std::vector<Link*>& links,
+                                                                      const std::unordered_set<NetZone*>&) {
       if (observer)
         observer(src, dst, links);
-      return self.latency_factor(size, is_intra_node(src, dst, links));
+      const bool intra = is_intra_node(src, dst, links);
+      if (!*unfitted_warned && !(intra ? self.intra_ : self.inter_)) {
+        *unfitted_warned = true;
+        XBT_WARN("%s: network_factors has no %s factors, and a message from %s to %s is %s: it takes factors of 1 "
+                 "(SimGrid's own, 13.01 and 0.97 under its default model, apply to no message while a profile gives "
+                 "network_factors); fit that placement too, or give its factors",
+                 where.c_str(), intra ? "intra-node" : "inter-node", src->get_cname(), dst->get_cname(),
+                 intra ? "within a host" : "between hosts");
+      }
+      return self.latency_factor(size, intra);
     });
     model->set_bw_factor_cb([self](double size, const Host* src, const Host* dst, const std::vector<Link*>& links,
                                    const std::unordered_set<NetZone*>&) {
