@@ -543,7 +543,10 @@ int main(int argc, char** argv)
   cudaRuntimeGetVersion(&runtime);
   cudaDriverGetVersion(&driver);
   trace.attributes["cuda_runtime"] = std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
+  // cudaDriverGetVersion gives the newest CUDA the driver supports (12.4), not its release.
   trace.attributes["cuda_driver"] = std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
+  const std::string release = calibration::nvidia_driver_release();
+  trace.attributes["nvidia_driver"] = release.empty() ? "unknown (no /proc/driver/nvidia/version)" : release;
   trace.benchmarks["cuda"] = calibration::Benchmark{"cuda", parameters, datasets};
   try {
 #ifdef SIMCORE_CUDA_NO_HDF5

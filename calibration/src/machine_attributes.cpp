@@ -3,6 +3,7 @@
 #include "calibration/trace_file.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -70,7 +71,35 @@ std::string aarch64_hwcap_features()
 }
 #endif
 
+/** "550.54.15", "535.104.05": digits in two or more parts separated by dots. */
+bool dotted_release(const std::string& word)
+{
+  if (word.empty() || word.front() == '.' || word.back() == '.' || word.find('.') == std::string::npos)
+    return false;
+  for (std::size_t i = 0; i < word.size(); i++)
+    if (!(std::isdigit(static_cast<unsigned char>(word[i])) || (word[i] == '.' && word[i + 1] != '.')))
+      return false;
+  return true;
+}
+
 } // namespace
+
+std::string nvidia_driver_release(const std::string& version_file)
+{
+  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024", or
+  // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  (...)".
+  std::ifstream in(version_file);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("NVRM version:", 0) != 0)
+      continue;
+    std::istringstream words(line.substr(13));
+    for (std::string w; words >> w;)
+      if (dotted_release(w))
+        return w;
+    return "";
+  }
+  return "";
+}
 
 std::map<std::string, std::string> machine_attributes(const std::string& build_flags)
 {

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <unistd.h>
@@ -137,4 +138,26 @@ TEST_CASE("a JSON trace that cannot be written leaves nothing behind", "[calibra
   CHECK_THROWS_AS(calibration::write_trace(target, sample_trace()), simcore::InputError);
   CHECK(std::filesystem::is_empty(dir));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the NVIDIA driver's release is read from the driver's version file", "[calibration]")
+{
+  const std::string path = "nvidia_version_" + std::to_string(getpid()) + ".txt";
+  const auto release_of = [&path](const std::string& text) {
+    std::ofstream(path) << text;
+    const std::string r = calibration::nvidia_driver_release(path);
+    std::remove(path.c_str());
+    return r;
+  };
+  // The proprietary module's line and the open one's (the architecture, x86_64, is no release).
+  CHECK(release_of("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"
+                   "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n") == "550.54.15");
+  CHECK(release_of("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.10  Release Build  "
+                   "(dvs-builder@U16-I3-B03-4-3)  Thu Jan 16 23:38:19 UTC 2025\n") == "570.86.10");
+  CHECK(release_of("NVRM version: NVIDIA UNIX aarch64 Kernel Module  535.104.05  Sat Aug 19 01:13:52 UTC 2023\n") ==
+        "535.104.05");
+  // The GCC line's version is not the driver's; a line without a release, or no file: nothing.
+  CHECK(release_of("GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n").empty());
+  CHECK(release_of("NVRM version: NVIDIA UNIX x86_64 Kernel Module  Tue Mar  5 UTC 2024\n").empty());
+  CHECK(calibration::nvidia_driver_release(path + ".missing").empty());
 }

@@ -61,4 +61,10 @@ inline std::string parameter_number(double v)
  *  SIMCORE_BENCH_FLAGS), date (UTC), git_revision, schema. */
 std::map<std::string, std::string> machine_attributes(const std::string& build_flags);
 
+/** The release of the NVIDIA kernel driver (e.g. "550.54.15"): the first number of dotted parts
+ *  on the "NVRM version:" line of `version_file` (the driver's /proc/driver/nvidia/version);
+ *  "" where the file or the line is missing. Not the CUDA version the driver supports, which
+ *  cudaDriverGetVersion gives (a CUDA trace's cuda_driver). */
+std::string nvidia_driver_release(const std::string& version_file = "/proc/driver/nvidia/version");
+
 } // namespace calibration
