@@ -31,7 +31,10 @@ void DgemmSamples::add(const Benchmark& b, const Trace& t, const std::string& pa
   // Dense compute rate of one core: the median over repetitions at the largest size.
   const Dataset size = need_in_group(b, "size", Quantity::kCount, path);
   const Dataset gflops = need_in_group(b, "gflops", Quantity::kGflops, path);
-  if (size.rows() == 0 || gflops.rows() != size.rows() || gflops.values.size() != gflops.rows() * gflops.cols())
+  if (size.rows() == 0)
+    throw simcore::InputError(path + " (dgemm)", "dataset 'size' is empty; expected the matrix orders measured, "
+                                                 "one per row");
+  if (gflops.rows() != size.rows() || gflops.values.size() != gflops.rows() * gflops.cols())
     throw simcore::InputError(path + " (dgemm)", "dataset 'gflops' has " + std::to_string(gflops.rows()) +
                                                      " rows for " + std::to_string(size.rows()) +
                                                      " sizes; expected one row of repetitions per size");

@@ -17,6 +17,9 @@ void samples_by_size(const Benchmark& b, const std::string& name, double scale, 
 {
   const Dataset size = need_in_group(b, "size", Quantity::kBytes, where);
   const Dataset time = need_in_group(b, name, Quantity::kSeconds, where); // `where`: the trace's path
+  if (size.rows() == 0)
+    throw simcore::InputError(where + " (" + b.name + ")",
+                              "dataset 'size' is empty; expected the message sizes measured, one per row");
   if (time.rows() == 0 || time.rows() != size.rows() || time.values.size() != time.rows() * time.cols())
     throw simcore::InputError(where + " (" + b.name + ")",
                               "dataset '" + name + "' has " + std::to_string(time.rows()) + " rows for " +

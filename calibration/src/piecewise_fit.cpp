@@ -131,19 +131,45 @@ std::vector<std::size_t> isolated_outliers(const std::vector<double>& x, const s
     const double slope = std::clamp(std::log(y[near] / y[far]) / std::log(x[near] / x[far]), 0.0, 1.5);
     return y[near] * std::pow(x[i] / x[near], slope);
   };
+  // Whether the run [i, i + run) strays from its two neighbours and both sides' trends, all on
+  // the same side: a step (a protocol switch, up or down) follows one side's trend, a stray
+  // follows none.
+  auto strays = [&](std::size_t i, std::size_t run) {
+    const std::size_t l = i - 1, r = i + run;
+    const auto first = y.begin() + static_cast<long>(i), last = first + static_cast<long>(run);
+    const double low = *std::min_element(first, last), high = *std::max_element(first, last);
+    const double hi = std::max({y[l], y[r], trend(l, l - 1, i), trend(r, r + 1, i + run - 1)});
+    const double lo = std::min({y[l], y[r], trend(l, l - 1, i), trend(r, r + 1, i + run - 1)});
+    return low > (1 + tolerance) * hi || high * (1 + tolerance) < lo;
+  };
+  // A run is judged against neighbours not left out: sizes between two strays stray from them
+  // alone. Shorter runs first; two candidates of one pass that touch (each the other's
+  // neighbour) are ambiguous and wait for a later pass, which judges them against what the
+  // others left out. So no stretch longer than max_run is left out, and passes repeat until
+  // nothing changes.
   std::vector<bool> flagged(y.size(), false);
-  for (std::size_t run = 1; run <= static_cast<std::size_t>(std::max(max_run, 0)); run++)
-    for (std::size_t i = 2; i + run + 1 < y.size(); i++) { // the run [i, i + run); two sizes on each side
-      const std::size_t l = i - 1, r = i + run;
-      const auto first = y.begin() + static_cast<long>(i), last = first + static_cast<long>(run);
-      const double low = *std::min_element(first, last), high = *std::max_element(first, last);
-      // Beyond what both neighbours and both sides' trends say, on the same side: a step (a
-      // protocol switch, up or down) follows one side's trend, a stray follows none.
-      const double hi = std::max({y[l], y[r], trend(l, l - 1, i), trend(r, r + 1, i + run - 1)});
-      const double lo = std::min({y[l], y[r], trend(l, l - 1, i), trend(r, r + 1, i + run - 1)});
-      if (low > (1 + tolerance) * hi || high * (1 + tolerance) < lo)
-        std::fill(flagged.begin() + static_cast<long>(i), flagged.begin() + static_cast<long>(r), true);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t run = 1; run <= static_cast<std::size_t>(std::max(max_run, 0)); run++) {
+      std::vector<std::size_t> found;
+      for (std::size_t i = 2; i + run + 1 < y.size(); i++) { // the run [i, i + run); two sizes on each side
+        bool clear = true;
+        for (std::size_t k = i - 1; k <= i + run; k++)
+          clear = clear && !flagged[k];
+        if (clear && strays(i, run))
+          found.push_back(i);
+      }
+      for (std::size_t n = 0; n < found.size(); n++) {
+        const bool touches_previous = n > 0 && found[n] - found[n - 1] <= run;
+        const bool touches_next = n + 1 < found.size() && found[n + 1] - found[n] <= run;
+        if (touches_previous || touches_next)
+          continue;
+        std::fill(flagged.begin() + static_cast<long>(found[n]), flagged.begin() + static_cast<long>(found[n] + run),
+                  true);
+        changed = true;
+      }
     }
+  }
   for (std::size_t i = 0; i < flagged.size(); i++)
     if (flagged[i])
       out.push_back(i);

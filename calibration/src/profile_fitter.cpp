@@ -14,8 +14,10 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
+#include <vector>
 
 namespace calibration {
 
@@ -23,6 +25,27 @@ namespace {
 
 /** The most segments a network fit may be asked for (FitOptions::max_segments). */
 constexpr int kMostSegments = 64;
+
+/** Whether two files hold the same bytes (false where either cannot be read: reading the
+ *  trace says why). */
+bool same_bytes(const std::string& a, const std::string& b)
+{
+  std::error_code ea, eb;
+  const auto size = std::filesystem::file_size(a, ea);
+  if (ea || size != std::filesystem::file_size(b, eb) || eb)
+    return false;
+  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+  if (!fa || !fb)
+    return false;
+  std::vector<char> ba(1 << 16), bb(1 << 16);
+  while (fa && fb) {
+    fa.read(ba.data(), static_cast<std::streamsize>(ba.size()));
+    fb.read(bb.data(), static_cast<std::streamsize>(bb.size()));
+    if (fa.gcount() != fb.gcount() || !std::equal(ba.begin(), ba.begin() + fa.gcount(), bb.begin()))
+      return false;
+  }
+  return fa.eof() && fb.eof();
+}
 
 /** simcore::InputError for options no fit can run with. */
 void check_options(const std::vector<std::string>& paths, const FitOptions& options)
@@ -46,13 +69,18 @@ void check_options(const std::vector<std::string>& paths, const FitOptions& opti
   if (options.max_segments < 1 || options.max_segments > kMostSegments)
     throw simcore::InputError("max segments", std::to_string(options.max_segments) + "; expected a whole number from 1 "
                                                   "to " + std::to_string(kMostSegments));
-  // One node's trace given twice would count as two nodes (and weigh twice in the medians).
+  // One node's trace given twice would count as two nodes (and weigh twice in the medians):
+  // by the same or another name, or as a copy (two runs never write the same bytes: each
+  // trace records its date and host).
   for (std::size_t i = 0; i < paths.size(); i++)
     for (std::size_t j = 0; j < i; j++) {
       std::error_code ec;
       if (paths[i] == paths[j] || std::filesystem::equivalent(paths[i], paths[j], ec))
         throw simcore::InputError(paths[i], "given twice (also as " + paths[j] + "); expected each trace once, "
                                                                                   "one per node measured");
+      if (same_bytes(paths[i], paths[j]))
+        throw simcore::InputError(paths[i], "a copy of " + paths[j] + " (the same bytes): the same run given twice; "
+                                                                     "expected each trace once, one per node measured");
     }
   if (options.network_pattern != "auto" && options.network_pattern != "pingpong" &&
       options.network_pattern != "pingping")

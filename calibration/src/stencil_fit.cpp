@@ -35,11 +35,15 @@ StencilFit fit_stencil(const Benchmark& b, const std::string& path)
   const std::string where = path + " (" + b.name + ")";
   const Dataset cells = need(b, "cells", Quantity::kCount, where);
   const Dataset rate = need(b, "cell_rate", Quantity::kPerSecond, where);
-  if (cells.rows() == 0 || rate.rows() != cells.rows() || rate.cols() == 0 ||
-      rate.values.size() != rate.rows() * rate.cols())
+  if (cells.rows() == 0)
+    throw simcore::InputError(where, "dataset 'cells' is empty; expected the cube sizes measured, one per row");
+  if (rate.rows() != cells.rows() || rate.values.size() != rate.rows() * rate.cols())
     throw simcore::InputError(where, "dataset 'cell_rate' has " + std::to_string(rate.rows()) + " rows for " +
                                          std::to_string(cells.rows()) +
                                          " sizes in 'cells'; expected one row of repetitions per size");
+  if (rate.cols() == 0)
+    throw simcore::InputError(where, "dataset 'cell_rate' has " + std::to_string(rate.rows()) +
+                                         " rows of no value; expected at least one repetition per size");
   StencilFit fit;
   fit.path = path;
   fit.stencil = parameter(b, "stencil");

@@ -230,6 +230,16 @@ TEST_CASE("isolated outliers: spikes and dips of one or two sizes, never a step 
   CHECK(isolated_outliers(x, with({{20, 2}, {21, 2}}), 0.25) == std::vector<std::size_t>{20, 21});
   CHECK(isolated_outliers(x, with({{20, 2}, {21, 2}, {22, 2}}), 0.25).empty()); // three: a feature, not noise
   CHECK(isolated_outliers(x, with({{20, 1.2}}), 0.25).empty());                  // within the tolerance
+  // Two dips with two good sizes between them (a ping-pong of 1 to 24 B: 4 and 7 B took 0.27
+  // us where their neighbours took 0.39 to 0.49): only the dips go. The sizes between them stray
+  // only from neighbours that are strays themselves, and no stretch longer than two is left out.
+  std::vector<double> small_x, small_y{0.40, 0.39, 0.39, 0.27, 0.47, 0.49, 0.27, 0.49, 0.48, 0.49, 0.50, 0.49};
+  small_y.resize(24, 0.49); // and on to 24 B (two strays of 24, under a tenth)
+  for (int i = 1; i <= 24; i++)
+    small_x.push_back(i);
+  CHECK(isolated_outliers(small_x, small_y, 0.25) == std::vector<std::size_t>{3, 6});
+  CHECK(isolated_outliers(x, with({{20, 0.5}, {23, 0.5}}), 0.25) == std::vector<std::size_t>{20, 23});
+  CHECK(isolated_outliers(x, with({{20, 2}, {21, 2}, {23, 2}}), 0.25) == std::vector<std::size_t>{20, 21, 23});
   CHECK(isolated_outliers(x, with({{1, 3}, {38, 3}}), 0.25).empty());            // one neighbour on a side
   CHECK(isolated_outliers(x, with({{20, 1.7}}), 0).empty());                     // 0: keep every size
   // A protocol switch: every size from 25 on takes 60 % longer; a step, which stays.

@@ -10,7 +10,7 @@ import pytest
 
 from calibration_test_support import (
     POWERS, PP_BW, PP_LAT, SIMCORE, calibrate, fitted, link_of, parse_factors, pingpong_law, refused, synthetic_trace,
-    write_synthetic_network, write_synthetic_pingpong)
+    write_synthetic_dgemm, write_synthetic_network, write_synthetic_pingpong, write_synthetic_stencil)
 
 
 def test_fitter_recovers_a_synthetic_network(tmp_path):
@@ -115,6 +115,8 @@ def test_traces_of_one_placement_measured_with_different_buffers_are_not_pooled(
     # The same kind pools; a trace without the attribute is of the shared kind.
     per_size2 = tmp_path / "per_size2.h5"
     write_synthetic_network(per_size2, POWERS, pingpong_law, pingping_law, buffers="per-size")
+    with h5py.File(per_size2, "a") as f:  # another node's (the same bytes would be one trace given twice)
+        f.attrs["host"] = "synthetic-2"
     for traces, kind in (((per_size, per_size2), "per-size"), ((old, shared), "shared")):
         res, out = calibrate(tmp_path, *traces)
         assert res.returncode == 0, res.stderr
@@ -395,3 +397,44 @@ def test_network_traces_the_fitter_cannot_place_are_refused(tmp_path):
     res, _ = calibrate(tmp_path, odd)
     assert res.returncode == 2
     assert "placement 'inter-rack'; expected 'intra-node' or 'inter-node'" in res.stderr
+
+
+def test_empty_size_datasets_are_named(tmp_path):
+    """An empty 'size' (or 'cells') dataset gave "has 0 rows for 0 sizes; expected one row of
+    repetitions per size", which said the rows were wrong when there was nothing to fit."""
+    trace = tmp_path / "pp.h5"
+    write_synthetic_network(trace, POWERS, pingpong_law, reps=3)
+    with h5py.File(trace, "a") as f:
+        for name in ("size", "round_trip"):
+            unit = f["pingpong"][name].attrs["unit"]
+            del f["pingpong"][name]
+            f["pingpong"].create_dataset(name, shape=(0, 3) if name == "round_trip" else (0,)).attrs["unit"] = unit
+    assert (f"{trace} (pingpong): dataset 'size' is empty; expected the message sizes measured, one per row"
+            in refused(tmp_path, trace))
+    dgemm = tmp_path / "dgemm.h5"
+    write_synthetic_dgemm(dgemm, [256, 512], [100, 110])
+    with h5py.File(dgemm, "a") as f:
+        for name in ("size", "gflops"):
+            unit = f["dgemm"][name].attrs.get("unit")
+            del f["dgemm"][name]
+            d = f["dgemm"].create_dataset(name, shape=(0, 3) if name == "gflops" else (0,))
+            if unit is not None:
+                d.attrs["unit"] = unit
+    assert (f"{dgemm} (dgemm): dataset 'size' is empty; expected the matrix orders measured, one per row"
+            in refused(tmp_path, dgemm))
+    stencil = tmp_path / "stencil.h5"
+    write_synthetic_stencil(stencil, [16, 32], [3e8, 2e8])
+    with h5py.File(stencil, "a") as f:
+        del f["stencil"]["cell_rate"]
+        f["stencil"].create_dataset("cell_rate", shape=(2, 0)).attrs["unit"] = "1/s"
+    assert (f"{stencil} (stencil): dataset 'cell_rate' has 2 rows of no value; expected at least one repetition "
+            "per size") in refused(tmp_path, stencil)
+    with h5py.File(stencil, "a") as f:
+        for name in ("cells", "cell_rate"):
+            unit = f["stencil"][name].attrs.get("unit")
+            del f["stencil"][name]
+            d = f["stencil"].create_dataset(name, shape=(0, 3) if name == "cell_rate" else (0,))
+            if unit is not None:
+                d.attrs["unit"] = unit
+    assert (f"{stencil} (stencil): dataset 'cells' is empty; expected the cube sizes measured, one per row"
+            in refused(tmp_path, stencil))

@@ -136,6 +136,11 @@ def test_a_trace_given_twice_is_refused(tmp_path):
     for again in (a, tmp_path / "." / "a.h5"):
         assert (f"{again}: given twice (also as {a}); expected each trace once, one per node measured"
                 in refused(tmp_path, a, b, again))
+    # A copy of a trace is the same run (every trace records its host and date): refused too.
+    copy = tmp_path / "copy.h5"
+    copy.write_bytes(a.read_bytes())
+    assert (f"{copy}: a copy of {a} (the same bytes): the same run given twice; expected each trace once, "
+            "one per node measured") in refused(tmp_path, a, b, copy)
 
 
 def test_a_group_no_part_reads_is_noted(tmp_path):

@@ -156,6 +156,40 @@ std::string read_whole_list(const std::string& option, const std::string& value,
   return "";
 }
 
+/** The memory the kernel says a new allocation can take without swapping (MemAvailable in
+ *  `meminfo`, in bytes); nullopt where it does not say. */
+inline std::optional<double> available_memory(const char* meminfo = "/proc/meminfo")
+{
+  std::FILE* f = std::fopen(meminfo, "r");
+  if (!f)
+    return std::nullopt;
+  char line[256];
+  std::optional<double> out;
+  while (std::fgets(line, sizeof line, f))
+    if (unsigned long long kib = 0; std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+      out = static_cast<double>(kib) * 1024.0;
+      break;
+    }
+  std::fclose(f);
+  return out;
+}
+
+/** "" where `bytes` fit in the memory available, else why not. Under Linux's default
+ *  overcommit a large `new` succeeds and the process is killed while it writes the pages, so
+ *  the failed allocation main_of() reports never comes: a benchmark that allocates its whole
+ *  working set at once asks here first. */
+inline std::string beyond_available_memory(double bytes, const std::string& what,
+                                           std::optional<double> available = available_memory())
+{
+  if (!available || bytes <= *available)
+    return "";
+  std::ostringstream why;
+  why.precision(3);
+  why << what << " need " << bytes / (1 << 30) << " GiB, more than the " << *available / (1 << 30)
+      << " GiB of memory available; expected smaller sizes that fit (no trace written)";
+  return why.str();
+}
+
 /** `run(argc, argv)`, a benchmark's whole work, with a failed allocation turned into exit 2
  *  and a message: options in range that ask for more memory than this machine gives (a
  *  --bytes of 1 TiB) are bad input, not a crash (an uncaught std::bad_alloc, exit 134). */
