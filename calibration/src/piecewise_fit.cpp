@@ -131,44 +131,81 @@ std::vector<std::size_t> isolated_outliers(const std::vector<double>& x, const s
     const double slope = std::clamp(std::log(y[near] / y[far]) / std::log(x[near] / x[far]), 0.0, 1.5);
     return y[near] * std::pow(x[i] / x[near], slope);
   };
-  // Whether the run [i, i + run) strays from its two neighbours and both sides' trends, all on
-  // the same side: a step (a protocol switch, up or down) follows one side's trend, a stray
-  // follows none.
-  auto strays = [&](std::size_t i, std::size_t run) {
+  // How far the run [i, i + run) strays from its two neighbours and both sides' trends, all
+  // on the same side (the ratio, > 1 + tolerance for a stray; 0 where it does not stray): a
+  // step (a protocol switch, up or down) follows one side's trend, a stray follows none.
+  auto stray_ratio = [&](std::size_t i, std::size_t run) {
     const std::size_t l = i - 1, r = i + run;
     const auto first = y.begin() + static_cast<long>(i), last = first + static_cast<long>(run);
     const double low = *std::min_element(first, last), high = *std::max_element(first, last);
     const double hi = std::max({y[l], y[r], trend(l, l - 1, i), trend(r, r + 1, i + run - 1)});
     const double lo = std::min({y[l], y[r], trend(l, l - 1, i), trend(r, r + 1, i + run - 1)});
-    return low > (1 + tolerance) * hi || high * (1 + tolerance) < lo;
+    if (low > (1 + tolerance) * hi)
+      return low / hi;
+    if (high * (1 + tolerance) < lo)
+      return lo / high;
+    return 0.0;
   };
-  // A run is judged against neighbours not left out: sizes between two strays stray from them
-  // alone. Shorter runs first; two candidates of one pass that touch (each the other's
-  // neighbour) are ambiguous and wait for a later pass, which judges them against what the
-  // others left out. So no stretch longer than max_run is left out, and passes repeat until
-  // nothing changes.
+  struct Run {
+    std::size_t first, last; // sizes [first, last]
+    double ratio;
+  };
+  std::vector<Run> runs; // every stray run, in order of first size
+  for (std::size_t i = 2; i + 3 <= y.size(); i++)
+    for (std::size_t run = 1; run <= static_cast<std::size_t>(std::max(max_run, 0)) && i + run + 2 <= y.size(); run++)
+      if (const double ratio = stray_ratio(i, run); ratio > 0)
+        runs.push_back({i, i + run - 1, ratio});
+  // Runs that overlap or touch make stretches. A stretch longer than max_run is not one stray
+  // but several, or good sizes that stray only from strays beside them (two dips at 4 and 7 B
+  // made 5 and 6 B, between them, a run that strays too): of its runs, the most that neither
+  // overlap nor touch are left out (then the larger sum of ratios, then the fewer sizes): the
+  // dips, not the good sizes between them.
   std::vector<bool> flagged(y.size(), false);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (std::size_t run = 1; run <= static_cast<std::size_t>(std::max(max_run, 0)); run++) {
-      std::vector<std::size_t> found;
-      for (std::size_t i = 2; i + run + 1 < y.size(); i++) { // the run [i, i + run); two sizes on each side
-        bool clear = true;
-        for (std::size_t k = i - 1; k <= i + run; k++)
-          clear = clear && !flagged[k];
-        if (clear && strays(i, run))
-          found.push_back(i);
-      }
-      for (std::size_t n = 0; n < found.size(); n++) {
-        const bool touches_previous = n > 0 && found[n] - found[n - 1] <= run;
-        const bool touches_next = n + 1 < found.size() && found[n + 1] - found[n] <= run;
-        if (touches_previous || touches_next)
-          continue;
-        std::fill(flagged.begin() + static_cast<long>(found[n]), flagged.begin() + static_cast<long>(found[n] + run),
+  for (std::size_t a = 0; a < runs.size();) {
+    std::size_t b = a + 1, end = runs[a].last;
+    while (b < runs.size() && runs[b].first <= end + 1)
+      end = std::max(end, runs[b++].last);
+    if (end - runs[a].first + 1 <= static_cast<std::size_t>(max_run)) {
+      for (std::size_t k = a; k < b; k++)
+        std::fill(flagged.begin() + static_cast<long>(runs[k].first), flagged.begin() + static_cast<long>(runs[k].last) + 1,
                   true);
-        changed = true;
+    } else {
+      // Weighted interval scheduling over runs[a, b) sorted by last size: best[k] is the best
+      // choice among the first k, a choice weighed by (runs, sum of ratios, -sizes).
+      std::vector<Run> stretch(runs.begin() + static_cast<long>(a), runs.begin() + static_cast<long>(b));
+      std::stable_sort(stretch.begin(), stretch.end(), [](const Run& p, const Run& q) { return p.last < q.last; });
+      struct Choice {
+        int count = 0;
+        double ratios = 0;
+        std::size_t sizes = 0;
+        std::vector<std::size_t> picked;
+        bool better_than(const Choice& o) const
+        {
+          if (count != o.count)
+            return count > o.count;
+          if (ratios != o.ratios)
+            return ratios > o.ratios;
+          return sizes < o.sizes;
+        }
+      };
+      std::vector<Choice> best(stretch.size() + 1);
+      for (std::size_t k = 1; k <= stretch.size(); k++) {
+        const Run& r = stretch[k - 1];
+        std::size_t p = k - 1; // the runs before r that end two sizes or more before it starts
+        while (p > 0 && stretch[p - 1].last + 1 >= r.first)
+          p--;
+        Choice with = best[p];
+        with.count++;
+        with.ratios += r.ratio;
+        with.sizes += r.last - r.first + 1;
+        with.picked.push_back(k - 1);
+        best[k] = with.better_than(best[k - 1]) ? with : best[k - 1];
       }
+      for (std::size_t k : best.back().picked)
+        std::fill(flagged.begin() + static_cast<long>(stretch[k].first),
+                  flagged.begin() + static_cast<long>(stretch[k].last) + 1, true);
     }
+    a = b;
   }
   for (std::size_t i = 0; i < flagged.size(); i++)
     if (flagged[i])

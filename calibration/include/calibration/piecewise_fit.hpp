@@ -42,9 +42,10 @@ PiecewiseFit fit_piecewise(const std::vector<double>& x, const std::vector<doubl
  *  slowest of their two neighbours and of what the two sizes on either side predict for them
  *  (a power law through those two, exponent between 0 and 1.5), or all faster than the fastest
  *  of these / (1 + tolerance). A step (a protocol switch, up or down) follows the trend of one
- *  side and stays; so do runs of three or more. A run is judged against neighbours that are
- *  not left out themselves (shorter runs first; two candidates that touch wait for a later pass,
- *  which judges them against what the others left out), so no stretch longer than `max_run` is
+ *  side and stays; so do runs of three or more. Where stray runs overlap or touch in a
+ *  stretch longer than `max_run` (strays with good sizes between them, which stray only from
+ *  the strays beside them), the most runs that neither overlap nor touch are left out (then the
+ *  larger sum of how far they stray, then the fewer sizes): no stretch longer than `max_run` is
  *  left out. Sizes with fewer than two neighbours on a side are never judged. When more than a tenth of the sizes would stray, none is singled out (the
  *  data are ragged throughout). Their indices, increasing; none when tolerance <= 0. */
 std::vector<std::size_t> isolated_outliers(const std::vector<double>& x, const std::vector<double>& y, double tolerance,
