@@ -10,6 +10,7 @@
 #include "stream_samples.hpp"
 
 #include <simcore/error.hpp>
+#include <simcore/sha256.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +18,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <vector>
 
 namespace calibration {
@@ -26,25 +28,15 @@ namespace {
 /** The most segments a network fit may be asked for (FitOptions::max_segments). */
 constexpr int kMostSegments = 64;
 
-/** Whether two files hold the same bytes (false where either cannot be read: reading the
- *  trace says why). */
-bool same_bytes(const std::string& a, const std::string& b)
+/** The SHA-256 of a file's bytes; "" where it cannot be read (reading the trace says why). */
+std::string content_digest(const std::string& path)
 {
-  std::error_code ea, eb;
-  const auto size = std::filesystem::file_size(a, ea);
-  if (ea || size != std::filesystem::file_size(b, eb) || eb)
-    return false;
-  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
-  if (!fa || !fb)
-    return false;
-  std::vector<char> ba(1 << 16), bb(1 << 16);
-  while (fa && fb) {
-    fa.read(ba.data(), static_cast<std::streamsize>(ba.size()));
-    fb.read(bb.data(), static_cast<std::streamsize>(bb.size()));
-    if (fa.gcount() != fb.gcount() || !std::equal(ba.begin(), ba.begin() + fa.gcount(), bb.begin()))
-      return false;
-  }
-  return fa.eof() && fb.eof();
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return "";
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return in.bad() ? "" : simcore::sha256_hex(bytes.str());
 }
 
 /** simcore::InputError for options no fit can run with. */
@@ -72,16 +64,21 @@ void check_options(const std::vector<std::string>& paths, const FitOptions& opti
   // One node's trace given twice would count as two nodes (and weigh twice in the medians):
   // by the same or another name, or as a copy (two runs never write the same bytes: each
   // trace records its date and host).
-  for (std::size_t i = 0; i < paths.size(); i++)
+  std::map<std::string, std::size_t> by_digest; // each file read once: a thousand nodes' traces
+  for (std::size_t i = 0; i < paths.size(); i++) {
     for (std::size_t j = 0; j < i; j++) {
       std::error_code ec;
       if (paths[i] == paths[j] || std::filesystem::equivalent(paths[i], paths[j], ec))
         throw simcore::InputError(paths[i], "given twice (also as " + paths[j] + "); expected each trace once, "
                                                                                   "one per node measured");
-      if (same_bytes(paths[i], paths[j]))
-        throw simcore::InputError(paths[i], "a copy of " + paths[j] + " (the same bytes): the same run given twice; "
-                                                                     "expected each trace once, one per node measured");
     }
+    const std::string digest = content_digest(paths[i]);
+    if (digest.empty())
+      continue;
+    if (const auto [it, fresh] = by_digest.emplace(digest, i); !fresh)
+      throw simcore::InputError(paths[i], "a copy of " + paths[it->second] + " (the same bytes): the same run "
+                                          "given twice; expected each trace once, one per node measured");
+  }
   if (options.network_pattern != "auto" && options.network_pattern != "pingpong" &&
       options.network_pattern != "pingping")
     throw simcore::InputError("command line", "network pattern '" + options.network_pattern +
