@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -546,7 +547,10 @@ int main(int argc, char** argv)
   // cudaDriverGetVersion gives the newest CUDA the driver supports (12.4), not its release.
   trace.attributes["cuda_driver"] = std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
   const std::string release = calibration::nvidia_driver_release();
-  trace.attributes["nvidia_driver"] = release.empty() ? "unknown (no /proc/driver/nvidia/version)" : release;
+  trace.attributes["nvidia_driver"] =
+      !release.empty()                                       ? release
+      : std::ifstream("/proc/driver/nvidia/version").good() ? "unknown (no release in /proc/driver/nvidia/version)"
+                                                             : "unknown (no /proc/driver/nvidia/version)";
   trace.benchmarks["cuda"] = calibration::Benchmark{"cuda", parameters, datasets};
   try {
 #ifdef SIMCORE_CUDA_NO_HDF5

@@ -15,11 +15,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
-#include <sstream>
+#include <utility>
 #include <vector>
+
+#include <sys/stat.h>
 
 namespace calibration {
 
@@ -27,17 +28,6 @@ namespace {
 
 /** The most segments a network fit may be asked for (FitOptions::max_segments). */
 constexpr int kMostSegments = 64;
-
-/** The SHA-256 of a file's bytes; "" where it cannot be read (reading the trace says why). */
-std::string content_digest(const std::string& path)
-{
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return "";
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return in.bad() ? "" : simcore::sha256_hex(bytes.str());
-}
 
 /** simcore::InputError for options no fit can run with. */
 void check_options(const std::vector<std::string>& paths, const FitOptions& options)
@@ -64,15 +54,27 @@ void check_options(const std::vector<std::string>& paths, const FitOptions& opti
   // One node's trace given twice would count as two nodes (and weigh twice in the medians):
   // by the same or another name, or as a copy (two runs never write the same bytes: each
   // trace records its date and host).
-  std::map<std::string, std::size_t> by_digest; // each file read once: a thousand nodes' traces
+  // Each file is looked at once (a thousand nodes' traces): its device and inode, then, for a
+  // regular file with something in it, its SHA-256. A folder, a device or an empty file is
+  // left to the trace reader, which says what it is.
+  std::map<std::string, std::size_t> by_name;
+  std::map<std::pair<dev_t, ino_t>, std::size_t> by_inode;
+  std::map<std::string, std::size_t> by_digest;
+  const auto given_twice = [&paths](std::size_t i, std::size_t j) {
+    return simcore::InputError(paths[i], "given twice (also as " + paths[j] + "); expected each trace once, "
+                                                                              "one per node measured");
+  };
   for (std::size_t i = 0; i < paths.size(); i++) {
-    for (std::size_t j = 0; j < i; j++) {
-      std::error_code ec;
-      if (paths[i] == paths[j] || std::filesystem::equivalent(paths[i], paths[j], ec))
-        throw simcore::InputError(paths[i], "given twice (also as " + paths[j] + "); expected each trace once, "
-                                                                                  "one per node measured");
-    }
-    const std::string digest = content_digest(paths[i]);
+    if (const auto [it, fresh] = by_name.emplace(paths[i], i); !fresh)
+      throw given_twice(i, it->second);
+    struct stat st {};
+    if (::stat(paths[i].c_str(), &st) != 0)
+      continue;
+    if (const auto [it, fresh] = by_inode.emplace(std::make_pair(st.st_dev, st.st_ino), i); !fresh)
+      throw given_twice(i, it->second);
+    if (!S_ISREG(st.st_mode) || st.st_size == 0)
+      continue;
+    const std::string digest = simcore::sha256_file_hex(paths[i]);
     if (digest.empty())
       continue;
     if (const auto [it, fresh] = by_digest.emplace(digest, i); !fresh)

@@ -143,6 +143,22 @@ def test_a_trace_given_twice_is_refused(tmp_path):
             "one per node measured") in refused(tmp_path, a, b, copy)
 
 
+def test_what_is_no_trace_is_not_taken_for_a_copy(tmp_path):
+    """Two folders, or two empty files, read as the same bytes (none) and were called copies of
+    each other; /dev/zero was read whole into memory. Each is left to the trace reader, which
+    says what it is."""
+    d1, d2, e1, e2 = tmp_path / "d1", tmp_path / "d2", tmp_path / "e1.h5", tmp_path / "e2.h5"
+    d1.mkdir()
+    d2.mkdir()
+    e1.write_bytes(b"")
+    e2.write_bytes(b"")
+    assert f"{d1}: is a folder; expected a calibration trace file" in refused(tmp_path, d1, d2)
+    assert f"{e1}: is not an HDF5 file; expected a calibration trace" in refused(tmp_path, e1, e2)
+    res = subprocess.run(["bash", "-c", 'ulimit -v 1000000 && exec "$@"', "sh", str(SIMCORE), "calibrate", "/dev/zero",
+                          "-o", str(tmp_path / "p.json")], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "/dev/zero: is not an HDF5 file; expected a calibration trace" in res.stderr
+
+
 def test_a_group_no_part_reads_is_noted(tmp_path):
     """A misspelt group ("pingpng") beside a known one was left out in silence."""
     trace = tmp_path / "s.h5"

@@ -2,6 +2,7 @@
  * "--queries 1e6" or "--max 64K" never runs a benchmark of 1 query or 64 bytes. */
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -156,21 +157,83 @@ std::string read_whole_list(const std::string& option, const std::string& value,
   return "";
 }
 
-/** The memory the kernel says a new allocation can take without swapping (MemAvailable in
- *  `meminfo`, in bytes); nullopt where it does not say. */
-inline std::optional<double> available_memory(const char* meminfo = "/proc/meminfo")
+/** The first number in the file at `path` (bytes); nullopt where there is none ("max"). */
+inline std::optional<double> number_in_file(const std::filesystem::path& path)
 {
-  std::FILE* f = std::fopen(meminfo, "r");
+  std::FILE* f = std::fopen(path.c_str(), "r");
   if (!f)
     return std::nullopt;
-  char line[256];
-  std::optional<double> out;
-  while (std::fgets(line, sizeof line, f))
-    if (unsigned long long kib = 0; std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
-      out = static_cast<double>(kib) * 1024.0;
-      break;
-    }
+  unsigned long long v = 0;
+  const bool read = std::fscanf(f, "%llu", &v) == 1;
   std::fclose(f);
+  return read ? std::optional<double>(static_cast<double>(v)) : std::nullopt;
+}
+
+/** What the process's memory cgroups (a Slurm job's, a container's) leave it: the smallest
+ *  limit less use of its cgroup and those above it, cgroup v2 (memory.max, memory.current) or
+ *  v1 (memory.limit_in_bytes, memory.usage_in_bytes); nullopt without a limit. */
+inline std::optional<double> cgroup_memory_left(const char* self_cgroup = "/proc/self/cgroup",
+                                                const std::filesystem::path& root = "/sys/fs/cgroup")
+{
+  std::FILE* f = std::fopen(self_cgroup, "r");
+  if (!f)
+    return std::nullopt;
+  std::optional<double> left;
+  char line[4096];
+  while (std::fgets(line, sizeof line, f)) {
+    std::string text(line);
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+      text.pop_back();
+    const auto c1 = text.find(':'), c2 = c1 == std::string::npos ? c1 : text.find(':', c1 + 1);
+    if (c2 == std::string::npos)
+      continue;
+    const std::string controllers = text.substr(c1 + 1, c2 - c1 - 1), path = text.substr(c2 + 1);
+    std::filesystem::path base;
+    const char *limit_file = nullptr, *use_file = nullptr;
+    if (text.compare(0, c1, "0") == 0 && controllers.empty()) { // v2: "0::/job"
+      base = root;
+      limit_file = "memory.max", use_file = "memory.current";
+    } else if (("," + controllers + ",").find(",memory,") != std::string::npos) { // v1: "4:memory:/job"
+      base = root / "memory";
+      limit_file = "memory.limit_in_bytes", use_file = "memory.usage_in_bytes";
+    } else {
+      continue;
+    }
+    const auto start = path.find_first_not_of('/');
+    const std::filesystem::path dir = start == std::string::npos ? base : base / path.substr(start);
+    for (std::filesystem::path d = dir;; d = d.parent_path()) {
+      const auto limit = number_in_file(d / limit_file);
+      if (limit && *limit < 0x1p62) { // v1 writes "no limit" as a number near 2^63
+        const double used = number_in_file(d / use_file).value_or(0);
+        const double here = std::max(0.0, *limit - used);
+        left = left ? std::min(*left, here) : here;
+      }
+      if (d == base || !d.has_relative_path() || d == d.parent_path())
+        break;
+    }
+  }
+  std::fclose(f);
+  return left;
+}
+
+/** The memory a new allocation can take without swapping: the kernel's MemAvailable (from
+ *  `meminfo`, in bytes), or less where the process's cgroups leave less (cgroup_memory_left);
+ *  nullopt where neither says. */
+inline std::optional<double> available_memory(const char* meminfo = "/proc/meminfo",
+                                              std::optional<double> cgroup_left = cgroup_memory_left())
+{
+  std::optional<double> out;
+  if (std::FILE* f = std::fopen(meminfo, "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f))
+      if (unsigned long long kib = 0; std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+        out = static_cast<double>(kib) * 1024.0;
+        break;
+      }
+    std::fclose(f);
+  }
+  if (cgroup_left)
+    out = out ? std::min(*out, *cgroup_left) : *cgroup_left;
   return out;
 }
 
