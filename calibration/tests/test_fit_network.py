@@ -399,42 +399,35 @@ def test_network_traces_the_fitter_cannot_place_are_refused(tmp_path):
     assert "placement 'inter-rack'; expected 'intra-node' or 'inter-node'" in res.stderr
 
 
+def replace_datasets(path, group, shapes):
+    """Each dataset of `group` named in `shapes` replaced by an empty one of that shape, its unit kept."""
+    with h5py.File(path, "a") as f:
+        for name, shape in shapes.items():
+            unit = f[group][name].attrs.get("unit")
+            del f[group][name]
+            d = f[group].create_dataset(name, shape=shape)
+            if unit is not None:
+                d.attrs["unit"] = unit
+
+
 def test_empty_size_datasets_are_named(tmp_path):
     """An empty 'size' (or 'cells') dataset gave "has 0 rows for 0 sizes; expected one row of
     repetitions per size", which said the rows were wrong when there was nothing to fit."""
     trace = tmp_path / "pp.h5"
     write_synthetic_network(trace, POWERS, pingpong_law, reps=3)
-    with h5py.File(trace, "a") as f:
-        for name in ("size", "round_trip"):
-            unit = f["pingpong"][name].attrs["unit"]
-            del f["pingpong"][name]
-            f["pingpong"].create_dataset(name, shape=(0, 3) if name == "round_trip" else (0,)).attrs["unit"] = unit
+    replace_datasets(trace, "pingpong", {"size": (0,), "round_trip": (0, 3)})
     assert (f"{trace} (pingpong): dataset 'size' is empty; expected the message sizes measured, one per row"
             in refused(tmp_path, trace))
     dgemm = tmp_path / "dgemm.h5"
     write_synthetic_dgemm(dgemm, [256, 512], [100, 110])
-    with h5py.File(dgemm, "a") as f:
-        for name in ("size", "gflops"):
-            unit = f["dgemm"][name].attrs.get("unit")
-            del f["dgemm"][name]
-            d = f["dgemm"].create_dataset(name, shape=(0, 3) if name == "gflops" else (0,))
-            if unit is not None:
-                d.attrs["unit"] = unit
+    replace_datasets(dgemm, "dgemm", {"size": (0,), "gflops": (0, 3)})
     assert (f"{dgemm} (dgemm): dataset 'size' is empty; expected the matrix orders measured, one per row"
             in refused(tmp_path, dgemm))
     stencil = tmp_path / "stencil.h5"
     write_synthetic_stencil(stencil, [16, 32], [3e8, 2e8])
-    with h5py.File(stencil, "a") as f:
-        del f["stencil"]["cell_rate"]
-        f["stencil"].create_dataset("cell_rate", shape=(2, 0)).attrs["unit"] = "1/s"
+    replace_datasets(stencil, "stencil", {"cell_rate": (2, 0)})
     assert (f"{stencil} (stencil): dataset 'cell_rate' has 2 rows of no value; expected at least one repetition "
             "per size") in refused(tmp_path, stencil)
-    with h5py.File(stencil, "a") as f:
-        for name in ("cells", "cell_rate"):
-            unit = f["stencil"][name].attrs.get("unit")
-            del f["stencil"][name]
-            d = f["stencil"].create_dataset(name, shape=(0, 3) if name == "cell_rate" else (0,))
-            if unit is not None:
-                d.attrs["unit"] = unit
+    replace_datasets(stencil, "stencil", {"cells": (0,), "cell_rate": (0, 3)})
     assert (f"{stencil} (stencil): dataset 'cells' is empty; expected the cube sizes measured, one per row"
             in refused(tmp_path, stencil))
