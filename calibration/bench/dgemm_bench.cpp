@@ -103,6 +103,16 @@ int run(int argc, char** argv)
   });
   if (!problem.empty())
     return usage(problem);
+  { // One size at a time: A, B and C of the largest, or A, B, C and the reference's of the smallest.
+    const double smallest = *std::min_element(sizes.begin(), sizes.end()),
+                 largest = *std::max_element(sizes.begin(), sizes.end());
+    const bool checked = 4 * smallest * smallest > 3 * largest * largest;
+    const double n = checked ? smallest : largest;
+    if (const int rc = calibration::refuse_beyond_available_memory(
+            "calib_dgemm", (checked ? 4 : 3) * n * n * sizeof(double),
+            std::string(checked ? "four" : "three") + " matrices of order " + calibration::parameter_number(n)))
+      return rc;
+  }
   // The core's peak as measured here (FMAs on registers), before and after the DGEMM runs:
   // the best of the two, so that a clock that changed meanwhile shows as a gap between them.
   const double peak_before = calibration::fma_peak_flops() / 1e9;

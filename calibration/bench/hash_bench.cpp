@@ -290,6 +290,23 @@ calibration::Trace hash_trace(const HashResults& res)
   return trace;
 }
 
+/** Bytes of the node-based maps (std, boost, tbb) and absl's, the largest of them, per key:
+ *  measured, as the peak resident memory of runs of 1.5 to 23.5 M keys less the rest (109 to
+ *  115 bytes; a node of 32 bytes from malloc, the bucket arrays, what the allocators keep). */
+constexpr double kMapBytesPerKey = 120;
+
+/** About the most memory a run holds at once: the workload (keys, queries, the in-cache
+ *  table's copy of the queries), the bound's buffer and its cycle (1.125 x the table), and
+ *  the larger of one map of every key or the table with the pipelined lookups' answers
+ *  (structures are measured one at a time), with the in-cache loop's answers. */
+template <typename Key> double peak_memory(std::size_t buckets, std::size_t keys, std::size_t queries)
+{
+  const double table = static_cast<double>(calibration::SimdHashTable<Key>::bytes_for(buckets));
+  const double n = static_cast<double>(keys), q = static_cast<double>(queries), k = sizeof(Key);
+  const double answers = q * (sizeof(std::uint64_t) + 1);
+  return n * k + 2 * q * k + 1.125 * table + std::max(n * kMapBytesPerKey, table + answers) + answers;
+}
+
 template <typename Key> int run(std::size_t buckets, double load, double miss, std::size_t queries, int reps,
                                 const std::string& out)
 {
@@ -304,6 +321,11 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
   res.load = load;
   res.miss = miss;
   res.names = calibration::hash_structures();
+  if (const int rc = calibration::refuse_beyond_available_memory(
+          "calib_hash", peak_memory<Key>(buckets, res.keys, queries),
+          "a table of " + std::to_string(buckets) + " buckets, " + std::to_string(res.keys) + " keys in each map and " +
+              std::to_string(queries) + " queries"))
+    return rc;
   const auto w = calibration::make_hash_workload<Key>(res.keys, miss, queries);
   // The memory-latency bound over a buffer of the table's size, allocated now: each round
   // measures it next to the structures, so that its shares hold the host's state.

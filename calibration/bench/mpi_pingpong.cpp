@@ -25,6 +25,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,46 @@ bool allocate_up_front(const PingPongOptions& o, const std::vector<double>& size
   const std::size_t window_bytes = std::min(o.max_bytes * static_cast<std::size_t>(o.window), kWindowBytes);
   return allocated_everywhere(buf, std::max(o.max_bytes, window_bytes) + 1, 1, rank, "the shared receive buffer") &&
          allocated_everywhere(sbuf, o.max_bytes + 1, 2, rank, "the shared send buffer");
+}
+
+/** The most bytes of buffers one rank holds at once: the largest send buffer with the largest
+ *  window (per size: the probes, and the sweep's send buffer with a window), or the two
+ *  shared buffers. */
+double bytes_per_rank(const PingPongOptions& o, const std::vector<double>& sizes)
+{
+  if (o.buffers == "per-size") {
+    double largest_window = 0;
+    for (double v : sizes)
+      largest_window = std::max(largest_window, v * o.window_of(static_cast<std::size_t>(v)));
+    return static_cast<double>(o.max_bytes) + largest_window;
+  }
+  const std::size_t window_bytes = std::min(o.max_bytes * static_cast<std::size_t>(o.window), kWindowBytes);
+  return static_cast<double>(std::max(o.max_bytes, window_bytes) + 1 + o.max_bytes + 1);
+}
+
+/** Whether every node's ranks' buffers fit in its memory available, before any is allocated
+ *  (a collective; under Linux's overcommit a mapping that does not fit is granted and the rank
+ *  killed while writing it). The ranks of a node share its memory: their sum is compared. */
+bool fits_everywhere(const PingPongOptions& o, const std::vector<double>& sizes, int rank)
+{
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int here = 1, node_rank = 0;
+  MPI_Comm_size(node, &here);
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_free(&node);
+  const double per_rank = bytes_per_rank(o, sizes);
+  int ok = 1;
+  if (node_rank == 0) { // one rank a node says it
+    std::ostringstream what;
+    what.precision(3);
+    what << "the buffers of " << here << (here == 1 ? " rank" : " ranks") << " on the node of rank " << rank << " ("
+         << per_rank / (1 << 30) << " GiB a rank for --max " << o.max_bytes << ", --buffers " << o.buffers << ")";
+    ok = calibration::refuse_beyond_available_memory("calib_pingpong", per_rank * here, what.str()) == 0;
+  }
+  int all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
 }
 
 /** Round trips of s bytes, two untimed first; rank 0 keeps each one's time. */
@@ -300,7 +341,7 @@ int main(int argc, char** argv)
   MessageBuffer buf, sbuf;
   const std::vector<std::size_t> shape{sizes.size(), static_cast<std::size_t>(o.reps)};
   SweepTimes times{{{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"}};
-  if (!allocate_up_front(o, sizes, rank, buf, sbuf) || !sweep(o, sizes, rank, buf, sbuf, times)) {
+  if (!fits_everywhere(o, sizes, rank) || !allocate_up_front(o, sizes, rank, buf, sbuf) || !sweep(o, sizes, rank, buf, sbuf, times)) {
     MPI_Finalize();
     return 2;
   }

@@ -192,6 +192,14 @@ int run(int argc, char** argv)
   });
   if (!problem.empty())
     return usage(problem);
+  // The largest cube's two copies of every field are the working set (one cube at a time).
+  const long largest = *std::max_element(sizes.begin(), sizes.end());
+  const double side = static_cast<double>(largest + 2);
+  if (const int rc = calibration::refuse_beyond_available_memory(
+          "calib_stencil", 2.0 * static_cast<double>(variables) * side * side * side * sizeof(double),
+          "two copies of " + std::to_string(variables) + " fields of " + std::to_string(largest + 2) + "^3 doubles (--sizes " +
+              std::to_string(largest) + ")"))
+    return rc;
 
   const double max_error = check_against_reference(static_cast<int>(variables), points);
   if (!(max_error < 1e-12)) {

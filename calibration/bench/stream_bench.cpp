@@ -69,12 +69,9 @@ int run(int argc, char** argv)
       threads.push_back(all);
   }
   const std::size_t n = bytes / sizeof(double);
-  if (const std::string why = calibration::beyond_available_memory(3.0 * static_cast<double>(n * sizeof(double)),
-                                                                   "three arrays of --bytes " + std::to_string(bytes));
-      !why.empty()) {
-    std::fprintf(stderr, "calib_stream: %s\n", why.c_str());
-    return 2;
-  }
+  if (const int rc = calibration::refuse_beyond_available_memory(
+          "calib_stream", 3.0 * static_cast<double>(n * sizeof(double)), "three arrays of --bytes " + std::to_string(bytes)))
+    return rc;
   // First touch by the threads that sweep each part, as STREAM initialises in parallel: on a
   // node of several memory domains a page lies in the domain of the thread that first writes
   // it, and arrays filled by the main thread alone would all sit in one domain (the largest

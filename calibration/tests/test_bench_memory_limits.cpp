@@ -72,5 +72,9 @@ TEST_CASE("a cgroup's memory limit bounds what a benchmark may allocate", "[cali
           "three arrays need 3 GiB, more than the 2 GiB of memory available; expected smaller sizes that fit (no "
           "trace written)");
     CHECK(calibration::beyond_available_memory(1e30, "anything", std::nullopt).empty()); // nothing to compare with
+    // What a benchmark calls: exit code 2 where the working set does not fit, 0 where it does.
+    CHECK(calibration::refuse_beyond_available_memory("calib_x", 3.0 * (1 << 30), "three arrays", 2.0 * (1 << 30)) == 2);
+    CHECK(calibration::refuse_beyond_available_memory("calib_x", 1.0 * (1 << 30), "one array", 2.0 * (1 << 30)) == 0);
+    CHECK(calibration::refuse_beyond_available_memory("calib_x", 1e30, "anything", std::nullopt) == 0);
   }
 }

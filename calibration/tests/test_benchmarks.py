@@ -1,6 +1,7 @@
 """The benchmarks (calib_*) on this machine: the traces they write, h5py reads and the fitter
 fits; options read whole or refused before measuring."""
 
+import contextlib
 import json
 import os
 import pathlib
@@ -8,6 +9,7 @@ import platform
 import resource
 import shutil
 import subprocess
+import time
 
 import h5py
 import numpy as np
@@ -496,6 +498,95 @@ def test_stream_arrays_beyond_the_memory_available_are_refused_before_allocating
     assert f"calib_stream: three arrays of --bytes {per_array} need " in res.stderr
     assert "GiB of memory available; expected smaller sizes that fit (no trace written)" in res.stderr
     assert not trace.exists()
+
+
+@contextlib.contextmanager
+def memory_cgroup(limit):
+    """A memory cgroup of `limit` bytes below this process's (v1, or v2 where the memory
+    controller is delegated), as a Slurm job or a container has; removed afterwards. Skips the
+    test where none can be made (not root, a read-only hierarchy)."""
+    candidates = []
+    for line in pathlib.Path("/proc/self/cgroup").read_text().splitlines():
+        number, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            candidates.append((pathlib.Path("/sys/fs/cgroup/memory") / path.lstrip("/"), "memory.limit_in_bytes"))
+        elif number == "0" and controllers == "" and pathlib.Path("/sys/fs/cgroup/cgroup.controllers").exists():
+            candidates.append((pathlib.Path("/sys/fs/cgroup") / path.lstrip("/"), "memory.max"))
+    for parent, limit_file in candidates:
+        child = parent / f"simcore_test_{os.getpid()}"
+        try:
+            child.mkdir()
+        except OSError:
+            continue
+        try:
+            (child / limit_file).write_text(str(limit))
+        except OSError:
+            child.rmdir()
+            continue
+        try:
+            yield child
+        finally:
+            for _ in range(50):  # the processes have exited; their charge may take a moment to go
+                try:
+                    child.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+        return
+    pytest.skip("no memory cgroup can be made here (needs root and a writable cgroup hierarchy)")
+
+
+def run_in_cgroup(cgroup, command, **kw):
+    """`command` started inside `cgroup` (a shell moves itself there, then becomes it)."""
+    return subprocess.run(["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(cgroup), *command],
+                          capture_output=True, text=True, **kw)
+
+
+MEMORY_HUNGRY = [
+    (["calib_stream", "--bytes", str(128 * 2**20), "--threads", "1", "--repetitions", "1"],
+     f"calib_stream: three arrays of --bytes {128 * 2**20} need 0.375 GiB"),
+    (["calib_dgemm", "--sizes", "256,4096", "--repetitions", "1"],
+     "calib_dgemm: three matrices of order 4096 need 0.375 GiB"),
+    (["calib_stencil", "--sizes", "16,254", "--variables", "2", "--repetitions", "1"],
+     "calib_stencil: two copies of 2 fields of 256^3 doubles (--sizes 254) need 0.5 GiB"),
+    (["calib_hash", "--buckets", str(2**20), "--queries", "100000", "--repetitions", "1"],
+     "calib_hash: a table of 1048576 buckets, 11744051 keys in each map and 100000 queries need 1.57 GiB"),
+    (["mpirun", "--oversubscribe", "-np", "2", "calib_pingpong", "--repetitions", "1"],
+     "calib_pingpong: the buffers of 2 ranks on the node of rank 0 (0.312 GiB a rank for --max 67108864, "
+     "--buffers per-size) need 0.625 GiB"),
+]
+
+
+@pytest.mark.parametrize("command,message", MEMORY_HUNGRY, ids=[c[0] if c[0] != "mpirun" else c[4] for c, _ in
+                                                                 MEMORY_HUNGRY])
+def test_working_sets_beyond_a_memory_cgroup_are_refused_before_allocating(tmp_path, command, message):
+    """Every benchmark compares its working set with the memory available (here a cgroup's
+    256 MiB, as a Slurm job's limit) before allocating it. Without that, Linux's overcommit
+    granted the memory and the cgroup's OOM killer ended the benchmark while it wrote it (exit
+    137, no word of why): only calib_stream asked first."""
+    program = command.index("calib_pingpong") if "calib_pingpong" in command else 0
+    if not (BIN / command[program]).exists() or shutil.which(command[0]) is None and program:
+        pytest.skip(f"{command[program]} or mpirun is not built or installed here")
+    command = [*command[:program], str(BIN / command[program]), *command[program + 1:]]
+    trace = tmp_path / "t.h5"
+    with memory_cgroup(256 * 2**20) as cgroup:
+        res = run_in_cgroup(cgroup, [*command, "-o", str(trace)], env=MPI_ENV, timeout=120)
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    assert message in res.stderr, res.stderr
+    assert "GiB of memory available; expected smaller sizes that fit (no trace written)" in res.stderr
+    assert not trace.exists()
+
+
+def test_what_fits_in_a_memory_cgroup_runs(tmp_path):
+    """The hash benchmark's estimate of its working set (about 124 bytes a key, the maps'
+    measured share with the workload's) does not refuse a run that fits: 0.73 M keys in 256 MiB."""
+    trace = tmp_path / "t.h5"
+    with memory_cgroup(256 * 2**20) as cgroup:
+        res = run_in_cgroup(cgroup, [str(BIN / "calib_hash"), "--buckets", str(2**16), "--queries", "20000",
+                                     "--repetitions", "1", "-o", str(trace)], timeout=300)
+    assert res.returncode == 0, res.stderr
+    with h5py.File(trace, "r") as f:
+        assert f["hash_table"].attrs["keys"] in ("734003", b"734003")
 
 
 @pytest.mark.skipif(shutil.which("smpirun") is None or not (BIN / "calib_pingpong_smpi").exists(),

@@ -253,6 +253,19 @@ inline std::string beyond_available_memory(double bytes, const std::string& what
   return why.str();
 }
 
+/** 0 where `bytes` (what `what` names) fit in the memory available; else says why as
+ *  `program` and gives 2, the exit code of options this machine cannot hold. A benchmark asks
+ *  before allocating its working set, with nothing measured and no trace written. */
+inline int refuse_beyond_available_memory(const char* program, double bytes, const std::string& what,
+                                          std::optional<double> available = available_memory())
+{
+  const std::string why = beyond_available_memory(bytes, what, available);
+  if (why.empty())
+    return 0;
+  std::fprintf(stderr, "%s: %s\n", program, why.c_str());
+  return 2;
+}
+
 /** `run(argc, argv)`, a benchmark's whole work, with a failed allocation turned into exit 2
  *  and a message: options in range that ask for more memory than this machine gives (a
  *  --bytes of 1 TiB) are bad input, not a crash (an uncaught std::bad_alloc, exit 134). */

@@ -65,7 +65,12 @@ public:
 
   std::size_t buckets() const { return buckets_; }
   std::size_t capacity() const { return buckets_ * kSlots; }
-  std::size_t bytes() const { return buckets_ * (64 + 2) + capacity() * sizeof(std::uint64_t); }
+  std::size_t bytes() const { return bytes_for(buckets_); }
+  /** The memory of a table of `buckets` buckets: keys, filters and values. */
+  static constexpr std::size_t bytes_for(std::size_t buckets)
+  {
+    return buckets * (64 + 2) + buckets * kSlots * sizeof(std::uint64_t);
+  }
   /** Share of the buckets whose overflow filter is not empty. */
   double overflowed_share() const;
   /** Whether the kernel accepted the advice to put the keys on huge pages (with transparent
