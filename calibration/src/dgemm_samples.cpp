@@ -67,6 +67,8 @@ void DgemmSamples::add(const Benchmark& b, const Trace& t, const std::string& pa
                            {"size", size.at(largest)},
                            {"path", parameter_or(b, "path", "?")},
                            {"median_rel_spread", simcore::quantile(spread, 0.5)}};
+  if (t.attributes.count("cpu_id")) // traces before it lack it
+    c["cpu_id"] = t.attributes.at("cpu_id");
   if (b.parameters.count("measured_peak_gflops")) {
     const double peak = std::atof(b.parameters.at("measured_peak_gflops").c_str()) * 1e9;
     if (peak > 0) {
@@ -104,6 +106,24 @@ void DgemmSamples::write(nlohmann::ordered_json& hosts, std::map<std::string, nl
       q["node_rel_spread"] = spread["node_rel_spread"];
       if (spread.contains("note"))
         q["note"] = spread["note"];
+      // Nodes whose traces name different cores: one speed stands for both, however close.
+      std::vector<std::string> ids;
+      for (const auto& other : traces_)
+        if (other.match == cs.match && other.quality.contains("cpu_id")) {
+          const std::string id = other.quality["cpu_id"].get<std::string>();
+          if (!id.empty() && std::find(ids.begin(), ids.end(), id) == ids.end())
+            ids.push_back(id);
+        }
+      if (ids.size() > 1) {
+        q["cpu_ids"] = ids;
+        std::string list;
+        for (const auto& id : ids)
+          list += (list.empty() ? "" : "; ") + id;
+        const std::string cores = "the nodes' traces name " + std::to_string(ids.size()) + " different cores (" + list +
+                                  "): one speed stands for them all";
+        q["note"] = q.contains("note") ? q["note"].get<std::string>() + "; " + cores
+                                       : cores + ". Give each type its own --hosts REGEX";
+      }
       described.push_back(cs.match);
     }
     quality["compute"].push_back(std::move(q));

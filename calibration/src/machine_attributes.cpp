@@ -101,6 +101,71 @@ std::string nvidia_driver_release(const std::string& version_file)
   return "";
 }
 
+std::string cpu_identity(const std::string& cpuinfo)
+{
+  // The first processor's block (up to the first blank line); each key once.
+  static const std::pair<const char*, const char*> x86[] = {
+      {"vendor_id", ""}, {"cpu family", "family "}, {"model", "model "}, {"stepping", "stepping "}};
+  static const std::pair<const char*, const char*> arm[] = {{"CPU implementer", "implementer "},
+                                                             {"CPU variant", "variant "},
+                                                             {"CPU part", "part "},
+                                                             {"CPU revision", "revision "}};
+  std::map<std::string, std::string> fields;
+  std::ifstream in(cpuinfo);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+      if (!fields.empty())
+        break;
+      continue;
+    }
+    const auto colon = line.find(':');
+    if (colon == std::string::npos || colon == 0)
+      continue;
+    const auto key_end = line.find_last_not_of(" \t", colon - 1);
+    if (key_end == std::string::npos)
+      continue;
+    const std::string key = line.substr(0, key_end + 1);
+    const auto start = line.find_first_not_of(" \t", colon + 1);
+    const auto end = line.find_last_not_of(" \t\r");
+    if (start != std::string::npos && start <= end)
+      fields.emplace(key, line.substr(start, end - start + 1));
+  }
+  std::string id;
+  const bool is_arm = fields.count("CPU implementer") || fields.count("CPU part");
+  for (const auto& [key, label] : is_arm ? std::vector(std::begin(arm), std::end(arm))
+                                         : std::vector(std::begin(x86), std::end(x86)))
+    if (const auto it = fields.find(key); it != fields.end())
+      id += (id.empty() ? "" : " ") + std::string(label) + it->second;
+  return id;
+}
+
+std::string cache_sizes(const std::string& cache_dir)
+{
+  namespace fs = std::filesystem;
+  const auto first_line = [](const fs::path& file) {
+    std::ifstream in(file);
+    std::string line;
+    std::getline(in, line);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r'))
+      line.pop_back();
+    return line;
+  };
+  std::string caches;
+  for (int i = 0;; i++) { // index0, index1, ...: sysfs numbers them without gaps
+    const fs::path dir = fs::path(cache_dir) / ("index" + std::to_string(i));
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+      break;
+    const std::string level = first_line(dir / "level"), type = first_line(dir / "type"),
+                      size = first_line(dir / "size");
+    if (level.empty() || size.empty())
+      continue;
+    const std::string kind = type == "Data" ? "d" : type == "Instruction" ? "i" : "";
+    caches += (caches.empty() ? "" : ", ") + ("L" + level + kind + " " + size);
+  }
+  return caches;
+}
+
 std::map<std::string, std::string> machine_attributes(const std::string& build_flags)
 {
   std::map<std::string, std::string> a;
@@ -146,6 +211,14 @@ std::map<std::string, std::string> machine_attributes(const std::string& build_f
     model = (implementer.empty() ? std::string() : "CPU implementer " + implementer + ", ") + "CPU part " + part;
 #endif
   a["cpu_model"] = model;
+  a["cpu_id"] = cpu_identity();
+  a["caches"] = cache_sizes();
+#if defined(__aarch64__) && defined(__linux__)
+  if (!arm_cpuinfo) { // both are the host's under qemu-user
+    a["cpu_id"] = "emulated (/proc/cpuinfo is the host's" + (a["cpu_id"].empty() ? "" : ": " + a["cpu_id"]) + ")";
+    a["caches"] = "emulated (sysfs is the host's" + (a["caches"].empty() ? "" : ": " + a["caches"]) + ")";
+  }
+#endif
   std::string isa;
   std::istringstream fl(flags);
   for (std::string f; fl >> f;)

@@ -7,6 +7,7 @@ as is and once calib_trace_convert made an HDF5 trace of it.
 Exits 0 when every check holds, else 1 naming the first that failed."""
 
 import json
+import platform
 import math
 import pathlib
 import subprocess
@@ -86,6 +87,11 @@ def main():
     for key in ("host", "cpu_model", "compiler", "flags", "date", "git_revision", "gpu"):
         if not attributes.get(key):
             fail("root attribute %s is %r; expected it set" % (key, attributes.get(key)))
+    # Under qemu-user /proc/cpuinfo and sysfs are the host's: the core and the caches say so.
+    if platform.machine() not in ("aarch64", "arm64") and not all(
+            attributes.get(key, "").startswith("emulated (") for key in ("cpu_id", "caches")):
+        fail("cpu_id %r, caches %r; expected both to say they are the emulating host's"
+             % (attributes.get("cpu_id"), attributes.get("caches")))
     if "-march=armv8.2-a+sve" not in attributes["flags"]:
         fail("flags %r; expected the cross build's" % attributes["flags"])
     if sorted(trace.get("benchmarks", {})) != ["dgemm"]:

@@ -26,7 +26,7 @@ def test_stream_benchmark_writes_a_readable_trace(tmp_path):
     subprocess.run([str(BIN / "calib_stream"), "--bytes", "4000000", "--threads", "1,2", "--repetitions", "2", "-o",
                     str(trace)], check=True, capture_output=True)
     with h5py.File(trace, "r") as f:
-        for key in ("host", "cpu_model", "isa", "gpu", "compiler", "flags", "date", "git_revision", "schema"):
+        for key in ("host", "cpu_model", "cpu_id", "caches", "isa", "gpu", "compiler", "flags", "date", "git_revision", "schema"):
             assert key in f.attrs
         # The revision of the build that measured (taken at build time, "-dirty" for local changes).
         revision = f.attrs["git_revision"]
@@ -38,6 +38,11 @@ def test_stream_benchmark_writes_a_readable_trace(tmp_path):
             assert subprocess.run(["git", "-C", source, "cat-file", "-e", commit + "^{commit}"]).returncode == 0
         # How it was built: the build type's flags and its own -O3 (the release flags were
         # recorded whatever the build type), and no GPU where the driver lists none.
+        # Which core (a virtual machine's model name may be "AMD EPYC" alone) and its caches.
+        if platform.machine() == "x86_64":
+            assert f.attrs["cpu_id"].split()[1::2][:2] == ["family", "model"], f.attrs["cpu_id"]
+        if pathlib.Path("/sys/devices/system/cpu/cpu0/cache/index0/size").exists():
+            assert f.attrs["caches"].startswith("L1"), f.attrs["caches"]
         flags = f.attrs["flags"]
         assert "-O3" in flags.split() and flags == " ".join(flags.split()), flags
         if not pathlib.Path("/proc/driver/nvidia/gpus").exists() and not pathlib.Path("/dev/nvidia0").exists():

@@ -161,3 +161,53 @@ TEST_CASE("the NVIDIA driver's release is read from the driver's version file", 
   CHECK(release_of("NVRM version: NVIDIA UNIX x86_64 Kernel Module  Tue Mar  5 UTC 2024\n").empty());
   CHECK(calibration::nvidia_driver_release(path + ".missing").empty());
 }
+
+TEST_CASE("the core and its caches are named where a virtual machine's model name says little", "[calibration]")
+{
+  namespace fs = std::filesystem;
+  const fs::path dir = "cpu_identity_" + std::to_string(getpid());
+  fs::create_directories(dir);
+  const auto id_of = [&dir](const std::string& text) {
+    std::ofstream(dir / "cpuinfo") << text;
+    return calibration::cpu_identity((dir / "cpuinfo").string());
+  };
+  // x86: the first processor's vendor, family, model and stepping (not "model name"'s text).
+  CHECK(id_of("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\n"
+              "stepping\t: 1\n\nprocessor\t: 1\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n"
+              "stepping\t: 8\n") == "AuthenticAMD family 26 model 2 stepping 1");
+  // A hidden stepping leaves it out; a blank line before the first processor is skipped.
+  CHECK(id_of("\nvendor_id : GenuineIntel\ncpu family : 6\nmodel : 143\nmodel name : Intel Xeon\n") ==
+        "GenuineIntel family 6 model 143");
+  // Arm kernels: implementer, variant, part and revision, as they write them.
+  CHECK(id_of("processor\t: 0\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd sve\nCPU implementer\t: 0x41\n"
+              "CPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: 0xd40\nCPU revision\t: 1\n") ==
+        "implementer 0x41 variant 0x1 part 0xd40 revision 1");
+  CHECK(id_of("processor : 0\nBogoMIPS : 50.00\n").empty());
+  CHECK(calibration::cpu_identity((dir / "missing").string()).empty());
+
+  // Caches: sysfs's index folders in order, data and instruction caches told apart.
+  const fs::path cache = dir / "cache";
+  const auto add = [&cache](int i, const char* level, const char* type, const char* size) {
+    fs::create_directories(cache / ("index" + std::to_string(i)));
+    std::ofstream(cache / ("index" + std::to_string(i)) / "level") << level << "\n";
+    std::ofstream(cache / ("index" + std::to_string(i)) / "type") << type << "\n";
+    std::ofstream(cache / ("index" + std::to_string(i)) / "size") << size << "\n";
+  };
+  CHECK(calibration::cache_sizes(cache.string()).empty());
+  add(0, "1", "Data", "48K");
+  add(1, "1", "Instruction", "32K");
+  add(2, "2", "Unified", "1024K");
+  add(3, "3", "Unified", "32768K");
+  CHECK(calibration::cache_sizes(cache.string()) == "L1d 48K, L1i 32K, L2 1024K, L3 32768K");
+  add(5, "4", "Unified", "1G"); // after a gap: not read (sysfs numbers them without one)
+  CHECK(calibration::cache_sizes(cache.string()) == "L1d 48K, L1i 32K, L2 1024K, L3 32768K");
+  CHECK(calibration::cache_sizes((dir / "missing").string()).empty());
+  fs::remove_all(dir);
+
+  // What this machine's traces get.
+  const auto a = calibration::machine_attributes("-O2 (test)");
+  REQUIRE(a.count("cpu_id"));
+  REQUIRE(a.count("caches"));
+  if (fs::exists("/sys/devices/system/cpu/cpu0/cache/index0/size"))
+    CHECK_FALSE(a.at("caches").empty());
+}

@@ -55,7 +55,8 @@ inline std::string parameter_number(double v)
   return buf;
 }
 
-/** Root attributes of this machine and build: host, cpu_model, isa (the AVX-512/SVE/...
+/** Root attributes of this machine and build: host, cpu_model, cpu_id (cpu_identity()),
+ *  caches (cache_sizes()), isa (the AVX-512/SVE/...
  *  flags the CPU reports), gpu (the models the NVIDIA driver lists, else "none"), compiler,
  *  flags (`build_flags`: how the benchmark was compiled, which its build gives it as
  *  SIMCORE_BENCH_FLAGS), date (UTC), git_revision, schema. */
@@ -66,5 +67,15 @@ std::map<std::string, std::string> machine_attributes(const std::string& build_f
  *  "" where the file or the line is missing. Not the CUDA version the driver supports, which
  *  cudaDriverGetVersion gives (a CUDA trace's cuda_driver). */
 std::string nvidia_driver_release(const std::string& version_file = "/proc/driver/nvidia/version");
+
+/** Which core it is, where a virtual machine's model name says little ("AMD EPYC"), from the
+ *  first processor of `cpuinfo` (/proc/cpuinfo): x86 "AuthenticAMD family 26 model 2 stepping
+ *  1" (decimal, as the kernel writes them), Arm "implementer 0x41 variant 0x1 part 0xd40
+ *  revision 1"; the fields there are, "" where none is. */
+std::string cpu_identity(const std::string& cpuinfo = "/proc/cpuinfo");
+
+/** The first CPU's caches from `cache_dir` (sysfs: /sys/devices/system/cpu/cpu0/cache), in
+ *  index order, e.g. "L1d 48K, L1i 32K, L2 1024K, L3 32768K"; "" where sysfs says nothing. */
+std::string cache_sizes(const std::string& cache_dir = "/sys/devices/system/cpu/cpu0/cache");
 
 } // namespace calibration
