@@ -290,21 +290,28 @@ calibration::Trace hash_trace(const HashResults& res)
   return trace;
 }
 
-/** Bytes of the node-based maps (std, boost, tbb) and absl's, the largest of them, per key:
- *  measured, as the peak resident memory of runs of 1.5 to 23.5 M keys less the rest (109 to
- *  115 bytes; a node of 32 bytes from malloc, the bucket arrays, what the allocators keep). */
-constexpr double kMapBytesPerKey = 120;
+/** Bytes per key of the largest map (std, boost, tbb or absl) with what the allocators keep
+ *  from the maps before it: measured as the peak resident memory of runs less the rest, 109
+ *  to 115 bytes at 1.5 to 23.5 M keys and one repetition, up to 131 just above a power of two
+ *  (absl and tbb round their tables up to one) with three; taken from above. */
+constexpr double kMapBytesPerKey = 140;
+/** The program itself: its code and libraries (Abseil, oneTBB, HDF5), their heaps. */
+constexpr double kProgramBytes = 32 << 20;
 
-/** About the most memory a run holds at once: the workload (keys, queries, the in-cache
- *  table's copy of the queries), the bound's buffer and its cycle (1.125 x the table), and
- *  the larger of one map of every key or the table with the pipelined lookups' answers
- *  (structures are measured one at a time), with the in-cache loop's answers. */
+/** The most float keys make_hash_workload draws: half the distinct finite patterns it draws
+ *  from (2^31 - 2^23, the sign bit set), beyond which deduplicating takes ever longer. */
+constexpr double kMostFloatKeys = 0x1p30;
+
+/** About the most memory a run holds at once, from above: the program, the workload (keys, queries, the
+ *  in-cache table's copy of the queries), the bound's buffer and its cycle (1.125 x the
+ *  table), and the larger of one map of every key or the table with the pipelined lookups'
+ *  answers (structures are measured one at a time). */
 template <typename Key> double peak_memory(std::size_t buckets, std::size_t keys, std::size_t queries)
 {
   const double table = static_cast<double>(calibration::SimdHashTable<Key>::bytes_for(buckets));
   const double n = static_cast<double>(keys), q = static_cast<double>(queries), k = sizeof(Key);
   const double answers = q * (sizeof(std::uint64_t) + 1);
-  return n * k + 2 * q * k + 1.125 * table + std::max(n * kMapBytesPerKey, table + answers) + answers;
+  return kProgramBytes + n * k + 2 * q * k + 1.125 * table + std::max(n * kMapBytesPerKey, table + answers);
 }
 
 template <typename Key> int run(std::size_t buckets, double load, double miss, std::size_t queries, int reps,
@@ -329,7 +336,7 @@ template <typename Key> int run(std::size_t buckets, double load, double miss, s
   const auto w = calibration::make_hash_workload<Key>(res.keys, miss, queries);
   // The memory-latency bound over a buffer of the table's size, allocated now: each round
   // measures it next to the structures, so that its shares hold the host's state.
-  const calibration::ChaseBuffer chase(Table(buckets).bytes());
+  const calibration::ChaseBuffer chase(Table::bytes_for(buckets));
   measure_rounds(w, chase, res);
   measure_failures(w, res);
   measure_bound(chase, res);
@@ -379,6 +386,10 @@ int run(int argc, char** argv)
   if (slots * load < 1)
     return usage("--load " + std::to_string(load) + " of " + std::to_string(static_cast<long long>(slots)) +
                  " slots stores no key; expected at least one");
+  if (key == "float" && slots * load > kMostFloatKeys)
+    return usage("--buckets " + std::to_string(buckets) + " at --load " + std::to_string(load) + " hold " +
+                 std::to_string(static_cast<long long>(slots * load)) +
+                 " float keys; expected at most 2^30 (distinct float keys run short beyond)");
   return key == "float" ? run<float>(buckets, load, miss, queries, reps, out)
                         : run<double>(buckets, load, miss, queries, reps, out);
 }

@@ -129,38 +129,56 @@ bool allocate_up_front(const PingPongOptions& o, const std::vector<double>& size
          allocated_everywhere(sbuf, o.max_bytes + 1, 2, rank, "the shared send buffer");
 }
 
+/** Messages up to this size may be sent eagerly (Open MPI's TCP and shared-memory transports
+ *  send up to 4 to 64 KiB so): a window of them that arrives before its receives is held in
+ *  MPI's own buffers at the receiver, beside the window itself. */
+constexpr double kEagerBytesAtMost = 64 * 1024;
+
 /** The most bytes of buffers one rank holds at once: the largest send buffer with the largest
  *  window (per size: the probes, and the sweep's send buffer with a window), or the two
- *  shared buffers. */
+ *  shared buffers; and MPI's copies of the largest window of eager messages. */
 double bytes_per_rank(const PingPongOptions& o, const std::vector<double>& sizes)
 {
-  if (o.buffers == "per-size") {
-    double largest_window = 0;
-    for (double v : sizes)
-      largest_window = std::max(largest_window, v * o.window_of(static_cast<std::size_t>(v)));
-    return static_cast<double>(o.max_bytes) + largest_window;
+  double largest_window = 0, eager_window = 0;
+  for (double v : sizes) {
+    const double window = v * o.window_of(static_cast<std::size_t>(v));
+    largest_window = std::max(largest_window, window);
+    if (v <= kEagerBytesAtMost)
+      eager_window = std::max(eager_window, window);
   }
+  if (o.buffers == "per-size")
+    return static_cast<double>(o.max_bytes) + largest_window + eager_window;
   const std::size_t window_bytes = std::min(o.max_bytes * static_cast<std::size_t>(o.window), kWindowBytes);
-  return static_cast<double>(std::max(o.max_bytes, window_bytes) + 1 + o.max_bytes + 1);
+  return static_cast<double>(std::max(o.max_bytes, window_bytes) + 1 + o.max_bytes + 1) + eager_window;
 }
 
 /** Whether every node's ranks' buffers fit in its memory available, before any is allocated
  *  (a collective; under Linux's overcommit a mapping that does not fit is granted and the rank
- *  killed while writing it). The ranks of a node share its memory: their sum is compared. */
+ *  killed while writing it). The ranks of a node share its memory: their sum is compared.
+ *  Under SMPI every rank, whatever its simulated host, lives in this one process. */
 bool fits_everywhere(const PingPongOptions& o, const std::vector<double>& sizes, int rank)
 {
+  int here = 1, node_rank = 0;
+#ifdef SMPI_H
+  MPI_Comm_size(MPI_COMM_WORLD, &here);
+  node_rank = rank;
+#else
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int here = 1, node_rank = 0;
   MPI_Comm_size(node, &here);
   MPI_Comm_rank(node, &node_rank);
   MPI_Comm_free(&node);
+#endif
   const double per_rank = bytes_per_rank(o, sizes);
   int ok = 1;
   if (node_rank == 0) { // one rank a node says it
     std::ostringstream what;
     what.precision(3);
+#ifdef SMPI_H
+    what << "the buffers of " << here << (here == 1 ? " rank" : " ranks") << " in this SMPI process ("
+#else
     what << "the buffers of " << here << (here == 1 ? " rank" : " ranks") << " on the node of rank " << rank << " ("
+#endif
          << per_rank / (1 << 30) << " GiB a rank for --max " << o.max_bytes << ", --buffers " << o.buffers << ")";
     ok = calibration::refuse_beyond_available_memory("calib_pingpong", per_rank * here, what.str()) == 0;
   }

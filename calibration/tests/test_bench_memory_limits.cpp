@@ -42,6 +42,12 @@ TEST_CASE("a cgroup's memory limit bounds what a benchmark may allocate", "[cali
     write(root / "slurm/job_7/step_0/memory.max", "4294967296\n");
     write(root / "slurm/job_7/step_0/memory.current", "3221225472\n"); // 1 GiB left in the step
     CHECK(calibration::cgroup_memory_left(self.c_str(), root) == 1073741824.0);
+    // Files the step wrote are in its use; their inactive cache is reclaimed before a kill.
+    write(root / "slurm/job_7/step_0/memory.stat", "anon 1073741824\nfile 2147483648\nactive_file 536870912\n"
+                                                   "inactive_file 1610612736\nshmem 0\n");
+    CHECK(calibration::cgroup_memory_left(self.c_str(), root) == 2684354560.0);
+    write(root / "slurm/job_7/step_0/memory.stat", "inactive_anon 5\ninactive_file_x 7\n"); // other keys only
+    CHECK(calibration::cgroup_memory_left(self.c_str(), root) == 1073741824.0);
   }
   SECTION("cgroup v1: the memory controller's hierarchy; its 'no limit' is a number near 2^63")
   {
@@ -52,6 +58,11 @@ TEST_CASE("a cgroup's memory limit bounds what a benchmark may allocate", "[cali
     write(root / "memory/job_9/memory.limit_in_bytes", "2147483648\n");
     write(root / "memory/job_9/memory.usage_in_bytes", "536870912\n");
     CHECK(calibration::cgroup_memory_left(self.c_str(), root) == 1610612736.0);
+    // v1's hierarchical count of inactive file cache (inactive_file is this level's alone).
+    write(root / "memory/job_9/memory.stat", "cache 400000000\ninactive_file 100\ntotal_inactive_file 268435456\n");
+    CHECK(calibration::cgroup_memory_left(self.c_str(), root) == 1879048192.0);
+    write(root / "memory/job_9/memory.stat", "total_inactive_file 1073741824\n"); // more than the use: none used
+    CHECK(calibration::cgroup_memory_left(self.c_str(), root) == 2147483648.0);
   }
   SECTION("no cgroup file, no memory controller: no limit")
   {

@@ -169,9 +169,31 @@ inline std::optional<double> number_in_file(const std::filesystem::path& path)
   return read ? std::optional<double>(static_cast<double>(v)) : std::nullopt;
 }
 
+/** The number after `key` on its line of the file at `path` (a cgroup's memory.stat); nullopt
+ *  where there is none. */
+inline std::optional<double> keyed_number_in_file(const std::filesystem::path& path, const std::string& key)
+{
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (!f)
+    return std::nullopt;
+  std::optional<double> out;
+  char line[512];
+  while (!out && std::fgets(line, sizeof line, f)) {
+    unsigned long long v = 0;
+    const std::size_t n = key.size();
+    if (std::strncmp(line, key.c_str(), n) == 0 && line[n] == ' ' && std::sscanf(line + n, "%llu", &v) == 1)
+      out = static_cast<double>(v);
+  }
+  std::fclose(f);
+  return out;
+}
+
 /** What the process's memory cgroups (a Slurm job's, a container's) leave it: the smallest
  *  limit less use of its cgroup and those above it, cgroup v2 (memory.max, memory.current) or
- *  v1 (memory.limit_in_bytes, memory.usage_in_bytes); nullopt without a limit. */
+ *  v1 (memory.limit_in_bytes, memory.usage_in_bytes); nullopt without a limit. The use counts
+ *  the page cache of files the job wrote or read; its inactive part (memory.stat's
+ *  inactive_file, v1 total_inactive_file) is reclaimed before anything is killed, so it is
+ *  not counted as used (as container runtimes reckon a cgroup's working set). */
 inline std::optional<double> cgroup_memory_left(const char* self_cgroup = "/proc/self/cgroup",
                                                 const std::filesystem::path& root = "/sys/fs/cgroup")
 {
@@ -189,13 +211,13 @@ inline std::optional<double> cgroup_memory_left(const char* self_cgroup = "/proc
       continue;
     const std::string controllers = text.substr(c1 + 1, c2 - c1 - 1), path = text.substr(c2 + 1);
     std::filesystem::path base;
-    const char *limit_file = nullptr, *use_file = nullptr;
+    const char *limit_file = nullptr, *use_file = nullptr, *inactive_key = nullptr;
     if (text.compare(0, c1, "0") == 0 && controllers.empty()) { // v2: "0::/job"
       base = root;
-      limit_file = "memory.max", use_file = "memory.current";
+      limit_file = "memory.max", use_file = "memory.current", inactive_key = "inactive_file";
     } else if (("," + controllers + ",").find(",memory,") != std::string::npos) { // v1: "4:memory:/job"
       base = root / "memory";
-      limit_file = "memory.limit_in_bytes", use_file = "memory.usage_in_bytes";
+      limit_file = "memory.limit_in_bytes", use_file = "memory.usage_in_bytes", inactive_key = "total_inactive_file";
     } else {
       continue;
     }
@@ -204,7 +226,8 @@ inline std::optional<double> cgroup_memory_left(const char* self_cgroup = "/proc
     for (std::filesystem::path d = dir;; d = d.parent_path()) {
       const auto limit = number_in_file(d / limit_file);
       if (limit && *limit < 0x1p62) { // v1 writes "no limit" as a number near 2^63
-        const double used = number_in_file(d / use_file).value_or(0);
+        const double used = std::max(0.0, number_in_file(d / use_file).value_or(0) -
+                                              keyed_number_in_file(d / "memory.stat", inactive_key).value_or(0));
         const double here = std::max(0.0, *limit - used);
         left = left ? std::min(*left, here) : here;
       }
