@@ -289,6 +289,9 @@ def test_hash_benchmark_refuses_bad_options(tmp_path, args):
     ("calib_hash", ["--load", "0x1p-1"], "--load 0x1p-1: expected a share of the slots"),  # strtod's hexadecimal
     ("calib_hash", ["--queries", " 1000"], "--queries  1000: expected a whole number"),  # a leading blank
     ("calib_hash", ["--key", "int"], "--key int: expected float or double"),
+    # More float keys than drawing distinct ones can give (it never ended); 2^30 itself is taken.
+    ("calib_hash", ["--buckets", str(2**27), "--load", "0.6"],
+     "--buckets 134217728 at --load 0.600000 hold 1288490188 float keys; expected at most 2^30"),
     ("calib_cuda", ["--size", "1e4"], "--size 1e4: expected a matrix size from 128 to 16384"),
     ("calib_cuda", ["--size", "64"], "--size 64: expected a matrix size from 128 to 16384"),
     ("calib_cuda", ["--check", "--repetitions", "0"], "--repetitions 0: expected a whole number of repetitions"),
