@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <regex>
 
 namespace calibration {
 
@@ -67,8 +68,9 @@ void DgemmSamples::add(const Benchmark& b, const Trace& t, const std::string& pa
                            {"size", size.at(largest)},
                            {"path", parameter_or(b, "path", "?")},
                            {"median_rel_spread", simcore::quantile(spread, 0.5)}};
-  if (t.attributes.count("cpu_id")) // traces before it lack it
-    c["cpu_id"] = t.attributes.at("cpu_id");
+  for (const char* key : {"cpu_id", "caches"}) // traces before 2026-12-06 lack them
+    if (t.attributes.count(key))
+      c[key] = t.attributes.at(key);
   if (b.parameters.count("measured_peak_gflops")) {
     const double peak = std::atof(b.parameters.at("measured_peak_gflops").c_str()) * 1e9;
     if (peak > 0) {
@@ -106,21 +108,30 @@ void DgemmSamples::write(nlohmann::ordered_json& hosts, std::map<std::string, nl
       q["node_rel_spread"] = spread["node_rel_spread"];
       if (spread.contains("note"))
         q["note"] = spread["note"];
-      // Nodes whose traces name different cores: one speed stands for both, however close.
-      std::vector<std::string> ids;
-      for (const auto& other : traces_)
-        if (other.match == cs.match && other.quality.contains("cpu_id")) {
-          const std::string id = other.quality["cpu_id"].get<std::string>();
-          if (!id.empty() && std::find(ids.begin(), ids.end(), id) == ids.end())
-            ids.push_back(id);
+      // Nodes whose traces name different cores or caches: one speed stands for both, however
+      // close their rates. A stepping (Arm: revision) apart is the same core; an emulated
+      // trace names no core of its own.
+      std::vector<std::string> ids, seen;
+      for (const auto& other : traces_) {
+        if (other.match != cs.match || !other.quality.contains("cpu_id"))
+          continue;
+        const std::string id = other.quality["cpu_id"].get<std::string>();
+        const std::string caches = other.quality.value("caches", std::string());
+        if (id.empty() || id.rfind("emulated", 0) == 0)
+          continue;
+        const std::string core = std::regex_replace(id, std::regex(" (stepping|revision) [0-9a-fA-Fx]+(;|$)"), "$2");
+        if (std::find(seen.begin(), seen.end(), core + "|" + caches) == seen.end()) {
+          seen.push_back(core + "|" + caches);
+          ids.push_back(caches.empty() ? id : id + ", " + caches);
         }
+      }
       if (ids.size() > 1) {
         q["cpu_ids"] = ids;
         std::string list;
         for (const auto& id : ids)
           list += (list.empty() ? "" : "; ") + id;
-        const std::string cores = "the nodes' traces name " + std::to_string(ids.size()) + " different cores (" + list +
-                                  "): one speed stands for them all";
+        const std::string cores = "the nodes' traces name " + std::to_string(ids.size()) +
+                                  " different cores or caches (" + list + "): one speed stands for them all";
         q["note"] = q.contains("note") ? q["note"].get<std::string>() + "; " + cores
                                        : cores + ". Give each type its own --hosts REGEX";
       }

@@ -101,21 +101,17 @@ std::string nvidia_driver_release(const std::string& version_file)
   return "";
 }
 
-std::string cpu_identity(const std::string& cpuinfo)
+namespace {
+
+/** The blocks of a /proc/cpuinfo (separated by blank lines), each its keys and values. */
+std::vector<std::map<std::string, std::string>> cpuinfo_blocks(const std::string& cpuinfo)
 {
-  // The first processor's block (up to the first blank line); each key once.
-  static const std::pair<const char*, const char*> x86[] = {
-      {"vendor_id", ""}, {"cpu family", "family "}, {"model", "model "}, {"stepping", "stepping "}};
-  static const std::pair<const char*, const char*> arm[] = {{"CPU implementer", "implementer "},
-                                                             {"CPU variant", "variant "},
-                                                             {"CPU part", "part "},
-                                                             {"CPU revision", "revision "}};
-  std::map<std::string, std::string> fields;
+  std::vector<std::map<std::string, std::string>> blocks(1);
   std::ifstream in(cpuinfo);
   for (std::string line; std::getline(in, line);) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) {
-      if (!fields.empty())
-        break;
+      if (!blocks.back().empty())
+        blocks.emplace_back();
       continue;
     }
     const auto colon = line.find(':');
@@ -124,19 +120,105 @@ std::string cpu_identity(const std::string& cpuinfo)
     const auto key_end = line.find_last_not_of(" \t", colon - 1);
     if (key_end == std::string::npos)
       continue;
-    const std::string key = line.substr(0, key_end + 1);
     const auto start = line.find_first_not_of(" \t", colon + 1);
     const auto end = line.find_last_not_of(" \t\r");
-    if (start != std::string::npos && start <= end)
-      fields.emplace(key, line.substr(start, end - start + 1));
+    blocks.back().emplace(line.substr(0, key_end + 1),
+                          start != std::string::npos && start <= end ? line.substr(start, end - start + 1) : "");
   }
+  if (blocks.back().empty())
+    blocks.pop_back();
+  return blocks;
+}
+
+/** The core one block describes, "" where it names none (see cpu_identity). */
+std::string block_identity(const std::map<std::string, std::string>& b)
+{
+  const auto get = [&b](const char* key) {
+    const auto it = b.find(key);
+    return it == b.end() ? std::string() : it->second;
+  };
   std::string id;
-  const bool is_arm = fields.count("CPU implementer") || fields.count("CPU part");
-  for (const auto& [key, label] : is_arm ? std::vector(std::begin(arm), std::end(arm))
-                                         : std::vector(std::begin(x86), std::end(x86)))
-    if (const auto it = fields.find(key); it != fields.end())
-      id += (id.empty() ? "" : " ") + std::string(label) + it->second;
+  const auto add = [&id](const std::string& label, const std::string& value) {
+    if (!value.empty())
+      id += (id.empty() ? "" : " ") + label + value;
+  };
+  const std::string vendor = get("vendor_id");
+  if (vendor == "IBM/S390") { // "processor 0: version = FF,  identification = 0133E8,  machine = 8561"
+    for (const auto& [key, value] : b)
+      if (key.rfind("processor ", 0) == 0)
+        if (const auto m = value.find("machine = "); m != std::string::npos) {
+          add("", vendor);
+          add("machine ", value.substr(m + 10, value.find_first_of(", ", m + 10) - (m + 10)));
+          return id;
+        }
+    return vendor;
+  }
+  if (!vendor.empty()) { // x86
+    add("", vendor);
+    add("family ", get("cpu family"));
+    add("model ", get("model"));
+    add("stepping ", get("stepping"));
+  } else if (b.count("CPU implementer") || b.count("CPU part")) { // Arm
+    add("implementer ", get("CPU implementer"));
+    add("variant ", get("CPU variant"));
+    add("part ", get("CPU part"));
+    add("revision ", get("CPU revision"));
+  } else if (b.count("mvendorid") || b.count("marchid") || b.count("uarch")) { // RISC-V
+    add("uarch ", get("uarch"));
+    add("mvendorid ", get("mvendorid"));
+    add("marchid ", get("marchid"));
+    add("mimpid ", get("mimpid"));
+  } else if (b.count("cpu") && b.count("revision")) { // POWER: "POWER9 (architected), altivec supported"
+    add("cpu ", get("cpu"));
+    add("revision ", get("revision"));
+  }
   return id;
+}
+
+} // namespace
+
+std::string cpu_identity(const std::string& cpuinfo)
+{
+  std::vector<std::pair<std::string, int>> ids; // in order of first appearance, with the blocks naming each
+  for (const auto& b : cpuinfo_blocks(cpuinfo)) {
+    const std::string id = block_identity(b);
+    if (id.empty())
+      continue;
+    const auto it = std::find_if(ids.begin(), ids.end(), [&id](const auto& e) { return e.first == id; });
+    if (it == ids.end())
+      ids.emplace_back(id, 1);
+    else
+      it->second++;
+  }
+  if (ids.size() == 1)
+    return ids.front().first;
+  std::string out;
+  for (const auto& [id, count] : ids)
+    out += (out.empty() ? "" : "; ") + std::to_string(count) + " x " + id;
+  return out;
+}
+
+std::string arm_cpuinfo_emulation(const std::string& cpuinfo)
+{
+  const auto blocks = cpuinfo_blocks(cpuinfo);
+  bool arm = false;
+  for (const auto& b : blocks) {
+    const auto it = b.find("CPU implementer");
+    if (it != b.end() && (it->second == "0x00" || it->second == "0x0"))
+      return "the emulator's"; // implementer 0 is "reserved for software use": no Arm core has it
+    arm = arm || it != b.end() || b.count("Features");
+  }
+  return arm ? "" : "the host's";
+}
+
+std::string first_online_cpu_caches()
+{
+  // "0-1", "2-7,9": the first number; cpu0 may be offline (its cache folder then gone).
+  std::ifstream online("/sys/devices/system/cpu/online");
+  long cpu = 0;
+  if (!(online >> cpu) || cpu < 0)
+    cpu = 0;
+  return "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cache";
 }
 
 std::string cache_sizes(const std::string& cache_dir)
@@ -150,12 +232,17 @@ std::string cache_sizes(const std::string& cache_dir)
       line.pop_back();
     return line;
   };
+  std::vector<std::pair<long, fs::path>> indices; // "index<N>" folders, in the order of N
+  std::error_code ec;
+  for (fs::directory_iterator it(cache_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() > 5 && name.rfind("index", 0) == 0 &&
+        name.find_first_not_of("0123456789", 5) == std::string::npos)
+      indices.emplace_back(std::stol(name.substr(5)), it->path());
+  }
+  std::sort(indices.begin(), indices.end());
   std::string caches;
-  for (int i = 0;; i++) { // index0, index1, ...: sysfs numbers them without gaps
-    const fs::path dir = fs::path(cache_dir) / ("index" + std::to_string(i));
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec))
-      break;
+  for (const auto& [n, dir] : indices) {
     const std::string level = first_line(dir / "level"), type = first_line(dir / "type"),
                       size = first_line(dir / "size");
     if (level.empty() || size.empty())
@@ -214,9 +301,13 @@ std::map<std::string, std::string> machine_attributes(const std::string& build_f
   a["cpu_id"] = cpu_identity();
   a["caches"] = cache_sizes();
 #if defined(__aarch64__) && defined(__linux__)
-  if (!arm_cpuinfo) { // both are the host's under qemu-user
-    a["cpu_id"] = "emulated (/proc/cpuinfo is the host's" + (a["cpu_id"].empty() ? "" : ": " + a["cpu_id"]) + ")";
+  // Under qemu-user /proc/cpuinfo is the host's (QEMU before 8.2) or the emulator's own, and
+  // sysfs the host's: the core and the caches are no Arm core's.
+  if (const std::string whose = arm_cpuinfo_emulation(); !whose.empty()) {
+    a["cpu_id"] = "emulated (/proc/cpuinfo is " + whose + (a["cpu_id"].empty() ? "" : ": " + a["cpu_id"]) + ")";
     a["caches"] = "emulated (sysfs is the host's" + (a["caches"].empty() ? "" : ": " + a["caches"]) + ")";
+    if (arm_cpuinfo)
+      a["cpu_model"] = "aarch64, emulated (/proc/cpuinfo is " + whose + (model.empty() ? "" : ": " + model) + ")";
   }
 #endif
   std::string isa;

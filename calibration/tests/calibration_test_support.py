@@ -91,10 +91,12 @@ def write_synthetic_stencil(path, cells, rates, stencil="7-point", variables=5):
         g.create_dataset("cell_rate", data=rates).attrs["unit"] = "1/s"
 
 
-def write_synthetic_dgemm(path, sizes, gflops, cpu_id=None):
+def write_synthetic_dgemm(path, sizes, gflops, cpu_id=None, caches=None):
     with synthetic_trace(path) as f:
         if cpu_id is not None:
             f.attrs["cpu_id"] = cpu_id
+        if caches is not None:
+            f.attrs["caches"] = caches
         g = f.create_group("dgemm")
         g.attrs["path"] = "portable"
         g.create_dataset("size", data=np.asarray(sizes, dtype=float)).attrs["unit"] = ""

@@ -171,10 +171,12 @@ TEST_CASE("the core and its caches are named where a virtual machine's model nam
     std::ofstream(dir / "cpuinfo") << text;
     return calibration::cpu_identity((dir / "cpuinfo").string());
   };
-  // x86: the first processor's vendor, family, model and stepping (not "model name"'s text).
-  CHECK(id_of("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\n"
-              "stepping\t: 1\n\nprocessor\t: 1\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n"
-              "stepping\t: 8\n") == "AuthenticAMD family 26 model 2 stepping 1");
+  // x86: vendor, family, model and stepping (not "model name"'s text); every processor alike, once.
+  const std::string zen5 = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\n"
+                           "model name\t: AMD EPYC\nstepping\t: 1\n\n";
+  CHECK(id_of(zen5 + zen5 + "\n") == "AuthenticAMD family 26 model 2 stepping 1");
+  CHECK(id_of(zen5 + "processor\t: 1\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\nstepping\t: 8\n") ==
+        "1 x AuthenticAMD family 26 model 2 stepping 1; 1 x GenuineIntel family 6 model 143 stepping 8");
   // A hidden stepping leaves it out; a blank line before the first processor is skipped.
   CHECK(id_of("\nvendor_id : GenuineIntel\ncpu family : 6\nmodel : 143\nmodel name : Intel Xeon\n") ==
         "GenuineIntel family 6 model 143");
@@ -184,6 +186,46 @@ TEST_CASE("the core and its caches are named where a virtual machine's model nam
         "implementer 0x41 variant 0x1 part 0xd40 revision 1");
   CHECK(id_of("processor : 0\nBogoMIPS : 50.00\n").empty());
   CHECK(calibration::cpu_identity((dir / "missing").string()).empty());
+  // big.LITTLE: both kinds, with their counts, in order (CPU 0 is the little one).
+  std::string big_little;
+  for (int c = 0; c < 6; c++)
+    big_little += "processor\t: " + std::to_string(c) + "\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\n" +
+                  "CPU variant\t: 0x0\nCPU part\t: " + (c < 4 ? "0xd03" : "0xd08") + "\nCPU revision\t: " +
+                  (c < 4 ? "4" : "2") + "\n\n";
+  CHECK(id_of(big_little) == "4 x implementer 0x41 variant 0x0 part 0xd03 revision 4; "
+                             "2 x implementer 0x41 variant 0x0 part 0xd08 revision 2");
+  // Old 32-bit Arm kernels: processors first, then one block that names the core.
+  CHECK(id_of("processor\t: 0\nBogoMIPS\t: 38.40\n\nprocessor\t: 1\nBogoMIPS\t: 38.40\n\n"
+              "Features\t: half thumb fastmult vfp edsp neon\nCPU implementer\t: 0x41\nCPU architecture: 7\n"
+              "CPU variant\t: 0x0\nCPU part\t: 0xc07\nCPU revision\t: 5\n\nHardware\t: BCM2835\n") ==
+        "implementer 0x41 variant 0x0 part 0xc07 revision 5");
+  // POWER, RISC-V, s390x.
+  CHECK(id_of("processor\t: 0\ncpu\t\t: POWER9 (architected), altivec supported\nclock\t\t: 2300.000000MHz\n"
+              "revision\t: 2.2 (pvr 004e 1202)\n\ntimebase\t: 512000000\nplatform\t: pSeries\n") ==
+        "cpu POWER9 (architected), altivec supported revision 2.2 (pvr 004e 1202)");
+  CHECK(id_of("processor\t: 0\nhart\t\t: 1\nisa\t\t: rv64imafdc\nmmu\t\t: sv39\nuarch\t\t: sifive,u74-mc\n"
+              "mvendorid\t: 0x489\nmarchid\t\t: 0x8000000000000007\nmimpid\t\t: 0x4210427\n") ==
+        "uarch sifive,u74-mc mvendorid 0x489 marchid 0x8000000000000007 mimpid 0x4210427");
+  CHECK(id_of("vendor_id       : IBM/S390\n# processors    : 2\nbogomips per cpu: 3241.00\n"
+              "processor 0: version = FF,  identification = 0133E8,  machine = 8561\n"
+              "processor 1: version = FF,  identification = 0133E8,  machine = 8561\n") == "IBM/S390 machine 8561");
+  // A 32-bit PowerPC without SMP (no blank line before the machine's "model"): its cpu, not that model.
+  CHECK(id_of("processor\t: 0\ncpu\t\t: 7447A, altivec supported\nrevision\t: 1.2 (pvr 8003 0102)\n"
+              "platform\t: PowerMac\nmodel\t\t: PowerBook6,8\n") ==
+        "cpu 7447A, altivec supported revision 1.2 (pvr 8003 0102)");
+
+  // An aarch64 program's /proc/cpuinfo under qemu-user: the host's (no Arm keys, before QEMU
+  // 8.2), the emulator's (implementer 0, since 8.2), or an Arm kernel's.
+  const auto emulation_of = [&dir](const std::string& text) {
+    std::ofstream(dir / "cpuinfo") << text;
+    return calibration::arm_cpuinfo_emulation((dir / "cpuinfo").string());
+  };
+  CHECK(emulation_of("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\n") == "the host's");
+  CHECK(emulation_of("processor\t: 0\nBogoMIPS\t: 100.00\nFeatures\t: fp asimd sve\nCPU implementer\t: 0x00\n"
+                     "CPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0x051\nCPU revision\t: 0\n") ==
+        "the emulator's");
+  CHECK(emulation_of("processor\t: 0\nFeatures\t: fp asimd sve\nCPU implementer\t: 0x41\nCPU part\t: 0xd40\n")
+            .empty());
 
   // Caches: sysfs's index folders in order, data and instruction caches told apart.
   const fs::path cache = dir / "cache";
@@ -199,8 +241,10 @@ TEST_CASE("the core and its caches are named where a virtual machine's model nam
   add(2, "2", "Unified", "1024K");
   add(3, "3", "Unified", "32768K");
   CHECK(calibration::cache_sizes(cache.string()) == "L1d 48K, L1i 32K, L2 1024K, L3 32768K");
-  add(5, "4", "Unified", "1G"); // after a gap: not read (sysfs numbers them without one)
-  CHECK(calibration::cache_sizes(cache.string()) == "L1d 48K, L1i 32K, L2 1024K, L3 32768K");
+  add(10, "4", "Unified", "1G"); // after a gap, and in the order of the numbers (not index1, index10, index2)
+  add(5, "3", "Unified", "4M");
+  fs::create_directories(cache / "index6"); // no level or size (an Arm VM without cache tables): left out
+  CHECK(calibration::cache_sizes(cache.string()) == "L1d 48K, L1i 32K, L2 1024K, L3 32768K, L3 4M, L4 1G");
   CHECK(calibration::cache_sizes((dir / "missing").string()).empty());
   fs::remove_all(dir);
 

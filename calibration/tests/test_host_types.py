@@ -198,9 +198,10 @@ def test_dgemm_and_gpu_nodes_that_differ_widely_get_a_note(tmp_path):
 
 def test_dgemm_traces_of_different_cores_given_as_one_type_get_a_note(tmp_path):
     """Traces record which core measured (cpu_id: a virtual machine's model name, "AMD EPYC",
-    does not tell two generations apart). Nodes of one type whose cores differ are pooled into
-    one speed however close their rates: the quality names the cores and the note points at
-    --hosts; with a spread note already there, both are said."""
+    does not tell two generations apart) and its caches. Nodes of one type whose cores or
+    caches differ are pooled into one speed however close their rates: the quality names them
+    and the note points at --hosts; with a spread note already there, both are said. A
+    stepping apart is the same core, and emulated traces name none."""
     a, b, c, d = (tmp_path / n for n in ("a.h5", "b.h5", "c.h5", "d.h5"))
     zen4, zen5 = "AuthenticAMD family 25 model 17 stepping 1", "AuthenticAMD family 26 model 2 stepping 1"
     write_synthetic_dgemm(a, [128, 256], [[80.0] * 3, [100.0] * 3], cpu_id=zen4)
@@ -209,11 +210,12 @@ def test_dgemm_traces_of_different_cores_given_as_one_type_get_a_note(tmp_path):
     res, out = calibrate(tmp_path, a, b, c)
     assert res.returncode == 0, res.stderr
     q = json.loads(out.read_text())["quality"]["compute"]
-    assert q[0]["cpu_id"] == zen4 and q[1]["cpu_id"] == zen5
+    assert q[0]["cpu_id"] == zen4 and q[1]["cpu_id"] == zen5 and "caches" not in q[0]
     assert q[0]["cpu_ids"] == [zen4, zen5] and "cpu_ids" not in q[1]
-    assert q[0]["note"] == (f"the nodes' traces name 2 different cores ({zen4}; {zen5}): one speed stands for them "
-                            "all. Give each type its own --hosts REGEX")
-    assert "simcore calibrate: note (compute, hosts matching '.*'): the nodes' traces name 2 different cores" in res.stderr
+    assert q[0]["note"] == (f"the nodes' traces name 2 different cores or caches ({zen4}; {zen5}): one speed stands "
+                            "for them all. Give each type its own --hosts REGEX")
+    assert ("simcore calibrate: note (compute, hosts matching '.*'): the nodes' traces name 2 different cores"
+            in res.stderr)
     # Given a type each, no note; one core throughout, or traces from before cpu_id, none either.
     res, out = calibrate(tmp_path, "--hosts", "old-.*", a, c, "--hosts", "new-.*", b)
     assert res.returncode == 0, res.stderr
@@ -226,8 +228,20 @@ def test_dgemm_traces_of_different_cores_given_as_one_type_get_a_note(tmp_path):
     write_synthetic_dgemm(d, [128, 256], [[80.0] * 3, [40.0] * 3], cpu_id=zen5)
     q = fitted(tmp_path, a, d)["quality"]["compute"]
     assert q[0]["note"].startswith("the nodes' DGEMM rates differ by up to")
-    assert q[0]["note"].endswith(f"; the nodes' traces name 2 different cores ({zen4}; {zen5}): one speed stands for "
-                                 "them all")
+    assert q[0]["note"].endswith(f"; the nodes' traces name 2 different cores or caches ({zen4}; {zen5}): one speed "
+                                 "stands for them all")
+    # Another stepping is the same core; emulated traces are no core's: no note.
+    write_synthetic_dgemm(d, [128, 256], [[80.0] * 3, [101.0] * 3], cpu_id=zen4.replace("stepping 1", "stepping 2"))
+    assert "cpu_ids" not in fitted(tmp_path, a, d)["quality"]["compute"][0]
+    write_synthetic_dgemm(c, [128, 256], [[80.0] * 3, [102.0] * 3], cpu_id="emulated (/proc/cpuinfo is the host's: x)")
+    write_synthetic_dgemm(d, [128, 256], [[80.0] * 3, [101.0] * 3], cpu_id="emulated (/proc/cpuinfo is the host's: y)")
+    assert "cpu_ids" not in fitted(tmp_path, c, d)["quality"]["compute"][0]
+    # The same core presented with other caches (a hypervisor's choice): noted, caches given.
+    write_synthetic_dgemm(c, [128, 256], [[80.0] * 3, [102.0] * 3], cpu_id=zen5, caches="L2 1024K, L3 32768K")
+    write_synthetic_dgemm(d, [128, 256], [[80.0] * 3, [101.0] * 3], cpu_id=zen5, caches="L2 1024K, L3 16384K")
+    q = fitted(tmp_path, c, d)["quality"]["compute"]
+    assert q[0]["caches"] == "L2 1024K, L3 32768K"
+    assert q[0]["cpu_ids"] == [f"{zen5}, L2 1024K, L3 32768K", f"{zen5}, L2 1024K, L3 16384K"]
 
 
 def test_without_dgemm_the_nodes_note_is_kept_beside_the_missing_speed(tmp_path):

@@ -68,14 +68,26 @@ std::map<std::string, std::string> machine_attributes(const std::string& build_f
  *  cudaDriverGetVersion gives (a CUDA trace's cuda_driver). */
 std::string nvidia_driver_release(const std::string& version_file = "/proc/driver/nvidia/version");
 
-/** Which core it is, where a virtual machine's model name says little ("AMD EPYC"), from the
- *  first processor of `cpuinfo` (/proc/cpuinfo): x86 "AuthenticAMD family 26 model 2 stepping
- *  1" (decimal, as the kernel writes them), Arm "implementer 0x41 variant 0x1 part 0xd40
- *  revision 1"; the fields there are, "" where none is. */
+/** Which cores /proc/cpuinfo (`cpuinfo`) names, as the kernel (or a hypervisor) presents them,
+ *  where a virtual machine's model name says little ("AMD EPYC"): x86 "AuthenticAMD family 26
+ *  model 2 stepping 1" (decimal, as the kernel writes them), Arm "implementer 0x41 variant 0x1
+ *  part 0xd40 revision 1", RISC-V its uarch and machine ids, POWER its cpu and revision, s390
+ *  its machine type. Processors that differ (big.LITTLE) are listed with their counts, in order
+ *  of appearance: "4 x implementer 0x41 ... part 0xd03 ...; 2 x ... part 0xd08 ..." ("" where
+ *  no processor is named). P- and E-cores of an Intel hybrid share their family and model. */
 std::string cpu_identity(const std::string& cpuinfo = "/proc/cpuinfo");
 
-/** The first CPU's caches from `cache_dir` (sysfs: /sys/devices/system/cpu/cpu0/cache), in
+/** Whether an aarch64 program's /proc/cpuinfo (`cpuinfo`) is an emulator's: "" where it is an
+ *  Arm kernel's, "the host's" where it has no Arm keys (qemu-user before 8.2 passes the host's
+ *  through), "the emulator's" where it names implementer 0 (reserved for software: qemu-user
+ *  writes its own since 8.2). */
+std::string arm_cpuinfo_emulation(const std::string& cpuinfo = "/proc/cpuinfo");
+
+/** The sysfs cache folder of the first online CPU (cpu0 may be offline). */
+std::string first_online_cpu_caches();
+
+/** The caches of one CPU from `cache_dir` (sysfs: /sys/devices/system/cpu/cpuN/cache), in
  *  index order, e.g. "L1d 48K, L1i 32K, L2 1024K, L3 32768K"; "" where sysfs says nothing. */
-std::string cache_sizes(const std::string& cache_dir = "/sys/devices/system/cpu/cpu0/cache");
+std::string cache_sizes(const std::string& cache_dir = first_online_cpu_caches());
 
 } // namespace calibration
