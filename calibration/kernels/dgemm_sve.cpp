@@ -95,9 +95,8 @@ std::string json_string(const std::string& text)
   return out + "\"";
 }
 
-} // namespace
-
-int main(int argc, char** argv)
+/** The benchmark; main_of turns a failed allocation into exit 2. */
+int run(int argc, char** argv)
 {
   // "--check" stands alone; every other option is a pair ("-o PATH" among them), read whole or
   // refused by calibration::read_options, as calib_cuda reads its own.
@@ -135,6 +134,13 @@ int main(int argc, char** argv)
   if (!out.empty() && check_only)
     return usage("-o " + out + " with --check: the check times nothing, so there is no trace to write; "
                  "expected one or the other");
+  if (!check_only) { // one size at a time: A, B and C of the largest
+    const double n = static_cast<double>(*std::max_element(sizes.begin(), sizes.end()));
+    if (const int rc = calibration::refuse_beyond_available_memory(
+            "calib_dgemm_sve", 3 * n * n * sizeof(double),
+            "three matrices of order " + std::to_string(static_cast<long long>(n))))
+      return rc;
+  }
 
   // The check: ragged shapes (every leftover of the 4-row blocks and of a vector's length, at
   // any vector length), random values, against the plain reference.
@@ -240,3 +246,7 @@ int main(int argc, char** argv)
   std::printf("}\n");
   return rc;
 }
+
+} // namespace
+
+int main(int argc, char** argv) { return calibration::main_of("calib_dgemm_sve", run, argc, argv); }

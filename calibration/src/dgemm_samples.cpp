@@ -7,11 +7,32 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <regex>
 
 namespace calibration {
 
 namespace {
+
+/** A trace's cpu_id without what does not tell cores apart: each kind's count ("4 x ") and
+ *  its stepping or revision (the last field; POWER's revision runs to the end). */
+std::string core_of(const std::string& id)
+{
+  std::string out;
+  std::size_t from = 0;
+  while (from <= id.size()) {
+    const std::size_t to = std::min(id.find("; ", from), id.size());
+    std::string part = id.substr(from, to - from);
+    if (const auto x = part.find(" x "); x != std::string::npos && x > 0 &&
+                                         part.find_first_not_of("0123456789") == x)
+      part.erase(0, x + 3);
+    for (const char* field : {" stepping ", " revision "})
+      if (const auto f = part.rfind(field); f != std::string::npos)
+        part.erase(f);
+    out += (out.empty() ? "" : "; ") + part;
+    from = to + 2;
+  }
+  return out;
+}
+
 /** The most relative error calib_dgemm lets its kernel have against the reference. */
 constexpr double kDgemmTolerance = 1e-10;
 } // namespace
@@ -109,9 +130,11 @@ void DgemmSamples::write(nlohmann::ordered_json& hosts, std::map<std::string, nl
       if (spread.contains("note"))
         q["note"] = spread["note"];
       // Nodes whose traces name different cores or caches: one speed stands for both, however
-      // close their rates. A stepping (Arm: revision) apart is the same core; an emulated
-      // trace names no core of its own.
-      std::vector<std::string> ids, seen;
+      // close their rates. A stepping (Arm, POWER: revision) apart is the same core, as are
+      // big.LITTLE nodes with another count of cores online; caches are compared where both
+      // traces give them; an emulated trace names no core of its own.
+      std::vector<std::string> ids;
+      std::vector<std::pair<std::string, std::string>> seen; // core, caches
       for (const auto& other : traces_) {
         if (other.match != cs.match || !other.quality.contains("cpu_id"))
           continue;
@@ -119,9 +142,12 @@ void DgemmSamples::write(nlohmann::ordered_json& hosts, std::map<std::string, nl
         const std::string caches = other.quality.value("caches", std::string());
         if (id.empty() || id.rfind("emulated", 0) == 0)
           continue;
-        const std::string core = std::regex_replace(id, std::regex(" (stepping|revision) [0-9a-fA-Fx]+(;|$)"), "$2");
-        if (std::find(seen.begin(), seen.end(), core + "|" + caches) == seen.end()) {
-          seen.push_back(core + "|" + caches);
+        const std::string core = core_of(id);
+        const bool known = std::any_of(seen.begin(), seen.end(), [&](const auto& e) {
+          return e.first == core && (e.second.empty() || caches.empty() || e.second == caches);
+        });
+        if (!known) {
+          seen.emplace_back(core, caches);
           ids.push_back(caches.empty() ? id : id + ", " + caches);
         }
       }
@@ -129,7 +155,7 @@ void DgemmSamples::write(nlohmann::ordered_json& hosts, std::map<std::string, nl
         q["cpu_ids"] = ids;
         std::string list;
         for (const auto& id : ids)
-          list += (list.empty() ? "" : "; ") + id;
+          list += (list.empty() ? "" : " | ") + id;
         const std::string cores = "the nodes' traces name " + std::to_string(ids.size()) +
                                   " different cores or caches (" + list + "): one speed stands for them all";
         q["note"] = q.contains("note") ? q["note"].get<std::string>() + "; " + cores

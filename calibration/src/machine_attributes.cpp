@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sched.h>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -198,7 +200,7 @@ std::string cpu_identity(const std::string& cpuinfo)
   return out;
 }
 
-std::string arm_cpuinfo_emulation(const std::string& cpuinfo)
+std::string arm_cpuinfo_emulation(const std::string& cpuinfo, const std::string& midr_el1)
 {
   const auto blocks = cpuinfo_blocks(cpuinfo);
   bool arm = false;
@@ -208,17 +210,27 @@ std::string arm_cpuinfo_emulation(const std::string& cpuinfo)
       return "the emulator's"; // implementer 0 is "reserved for software use": no Arm core has it
     arm = arm || it != b.end() || b.count("Features");
   }
-  return arm ? "" : "the host's";
+  if (!arm)
+    return "the host's";
+  std::error_code ec;
+  return std::filesystem::exists(midr_el1, ec) ? "" : "the emulator's";
 }
 
-std::string first_online_cpu_caches()
+std::string this_process_cpu()
 {
-  // "0-1", "2-7,9": the first number; cpu0 may be offline (its cache folder then gone).
+  // The first CPU the process may run on (a Slurm job's cpuset, a pinned benchmark), else the
+  // first online one ("0-1", "2-7,9"; cpu0 may be offline).
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; c++)
+      if (CPU_ISSET(c, &set))
+        return "/sys/devices/system/cpu/cpu" + std::to_string(c);
   std::ifstream online("/sys/devices/system/cpu/online");
   long cpu = 0;
   if (!(online >> cpu) || cpu < 0)
     cpu = 0;
-  return "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cache";
+  return "/sys/devices/system/cpu/cpu" + std::to_string(cpu);
 }
 
 std::string cache_sizes(const std::string& cache_dir)
@@ -236,9 +248,9 @@ std::string cache_sizes(const std::string& cache_dir)
   std::error_code ec;
   for (fs::directory_iterator it(cache_dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.size() > 5 && name.rfind("index", 0) == 0 &&
+    if (name.size() > 5 && name.size() <= 14 && name.rfind("index", 0) == 0 && // up to 9 digits
         name.find_first_not_of("0123456789", 5) == std::string::npos)
-      indices.emplace_back(std::stol(name.substr(5)), it->path());
+      indices.emplace_back(std::atol(name.c_str() + 5), it->path());
   }
   std::sort(indices.begin(), indices.end());
   std::string caches;
@@ -303,7 +315,8 @@ std::map<std::string, std::string> machine_attributes(const std::string& build_f
 #if defined(__aarch64__) && defined(__linux__)
   // Under qemu-user /proc/cpuinfo is the host's (QEMU before 8.2) or the emulator's own, and
   // sysfs the host's: the core and the caches are no Arm core's.
-  if (const std::string whose = arm_cpuinfo_emulation(); !whose.empty()) {
+  if (const std::string whose = arm_cpuinfo_emulation("/proc/cpuinfo", this_process_cpu() + "/regs/identification/midr_el1");
+      !whose.empty()) {
     a["cpu_id"] = "emulated (/proc/cpuinfo is " + whose + (a["cpu_id"].empty() ? "" : ": " + a["cpu_id"]) + ")";
     a["caches"] = "emulated (sysfs is the host's" + (a["caches"].empty() ? "" : ": " + a["caches"]) + ")";
     if (arm_cpuinfo)

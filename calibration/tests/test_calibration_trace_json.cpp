@@ -216,9 +216,10 @@ TEST_CASE("the core and its caches are named where a virtual machine's model nam
 
   // An aarch64 program's /proc/cpuinfo under qemu-user: the host's (no Arm keys, before QEMU
   // 8.2), the emulator's (implementer 0, since 8.2), or an Arm kernel's.
-  const auto emulation_of = [&dir](const std::string& text) {
+  std::ofstream(dir / "midr_el1") << "0x00000000410fd401\n"; // an Arm kernel's sysfs register file
+  const auto emulation_of = [&dir](const std::string& text, const char* midr = "midr_el1") {
     std::ofstream(dir / "cpuinfo") << text;
-    return calibration::arm_cpuinfo_emulation((dir / "cpuinfo").string());
+    return calibration::arm_cpuinfo_emulation((dir / "cpuinfo").string(), (dir / midr).string());
   };
   CHECK(emulation_of("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\n") == "the host's");
   CHECK(emulation_of("processor\t: 0\nBogoMIPS\t: 100.00\nFeatures\t: fp asimd sve\nCPU implementer\t: 0x00\n"
@@ -226,6 +227,9 @@ TEST_CASE("the core and its caches are named where a virtual machine's model nam
         "the emulator's");
   CHECK(emulation_of("processor\t: 0\nFeatures\t: fp asimd sve\nCPU implementer\t: 0x41\nCPU part\t: 0xd40\n")
             .empty());
+  // QEMU 8.2 with a named CPU (-cpu neoverse-v1) gives that core's numbers; sysfs, the host's, has no midr_el1.
+  CHECK(emulation_of("processor\t: 0\nFeatures\t: fp asimd sve\nCPU implementer\t: 0x41\nCPU part\t: 0xd40\n",
+                     "no_midr_el1") == "the emulator's");
 
   // Caches: sysfs's index folders in order, data and instruction caches told apart.
   const fs::path cache = dir / "cache";
@@ -244,6 +248,8 @@ TEST_CASE("the core and its caches are named where a virtual machine's model nam
   add(10, "4", "Unified", "1G"); // after a gap, and in the order of the numbers (not index1, index10, index2)
   add(5, "3", "Unified", "4M");
   fs::create_directories(cache / "index6"); // no level or size (an Arm VM without cache tables): left out
+  add(7, "9", "Unified", "9G");
+  fs::rename(cache / "index7", cache / "index99999999999999999999"); // no sysfs name: passed over, not a crash
   CHECK(calibration::cache_sizes(cache.string()) == "L1d 48K, L1i 32K, L2 1024K, L3 32768K, L3 4M, L4 1G");
   CHECK(calibration::cache_sizes((dir / "missing").string()).empty());
   fs::remove_all(dir);

@@ -212,7 +212,7 @@ def test_dgemm_traces_of_different_cores_given_as_one_type_get_a_note(tmp_path):
     q = json.loads(out.read_text())["quality"]["compute"]
     assert q[0]["cpu_id"] == zen4 and q[1]["cpu_id"] == zen5 and "caches" not in q[0]
     assert q[0]["cpu_ids"] == [zen4, zen5] and "cpu_ids" not in q[1]
-    assert q[0]["note"] == (f"the nodes' traces name 2 different cores or caches ({zen4}; {zen5}): one speed stands "
+    assert q[0]["note"] == (f"the nodes' traces name 2 different cores or caches ({zen4} | {zen5}): one speed stands "
                             "for them all. Give each type its own --hosts REGEX")
     assert ("simcore calibrate: note (compute, hosts matching '.*'): the nodes' traces name 2 different cores"
             in res.stderr)
@@ -228,7 +228,7 @@ def test_dgemm_traces_of_different_cores_given_as_one_type_get_a_note(tmp_path):
     write_synthetic_dgemm(d, [128, 256], [[80.0] * 3, [40.0] * 3], cpu_id=zen5)
     q = fitted(tmp_path, a, d)["quality"]["compute"]
     assert q[0]["note"].startswith("the nodes' DGEMM rates differ by up to")
-    assert q[0]["note"].endswith(f"; the nodes' traces name 2 different cores or caches ({zen4}; {zen5}): one speed "
+    assert q[0]["note"].endswith(f"; the nodes' traces name 2 different cores or caches ({zen4} | {zen5}): one speed "
                                  "stands for them all")
     # Another stepping is the same core; emulated traces are no core's: no note.
     write_synthetic_dgemm(d, [128, 256], [[80.0] * 3, [101.0] * 3], cpu_id=zen4.replace("stepping 1", "stepping 2"))
@@ -242,6 +242,22 @@ def test_dgemm_traces_of_different_cores_given_as_one_type_get_a_note(tmp_path):
     q = fitted(tmp_path, c, d)["quality"]["compute"]
     assert q[0]["caches"] == "L2 1024K, L3 32768K"
     assert q[0]["cpu_ids"] == [f"{zen5}, L2 1024K, L3 32768K", f"{zen5}, L2 1024K, L3 16384K"]
+    # Not different cores: one trace without caches (no sysfs); a big.LITTLE node with a core
+    # offline; POWER revisions; a stepping the kernel calls unknown. Any of them a very long
+    # id (the note's parsing once overflowed the stack on 40,000 digits).
+    little_big = "4 x implementer 0x41 variant 0x0 part 0xd03 revision 4; 2 x implementer 0x41 variant 0x0 part 0xd08 revision 2"
+    power = "cpu POWER9 (architected), altivec supported revision "
+    for first, second in [((zen5, "L2 1024K"), (zen5, None)),
+                          ((little_big, None), (little_big.replace("4 x", "3 x").replace("revision 2", "revision 3"), None)),
+                          ((power + "2.2 (pvr 004e 1202)", None), (power + "2.3 (pvr 004e 1203)", None)),
+                          ((zen5, None), (zen5.replace("stepping 1", "stepping unknown"), None)),
+                          ((zen5, None), (zen5.replace("stepping 1", "stepping " + "7" * 50000), None))]:
+        write_synthetic_dgemm(c, [128, 256], [[80.0] * 3, [102.0] * 3], cpu_id=first[0], caches=first[1])
+        write_synthetic_dgemm(d, [128, 256], [[80.0] * 3, [101.0] * 3], cpu_id=second[0], caches=second[1])
+        assert "cpu_ids" not in fitted(tmp_path, c, d)["quality"]["compute"][0], (first, second)
+    # A big.LITTLE node against one of its cores alone: different.
+    write_synthetic_dgemm(d, [128, 256], [[80.0] * 3, [101.0] * 3], cpu_id=little_big.split("; ")[0])
+    assert len(fitted(tmp_path, c, d)["quality"]["compute"][0]["cpu_ids"]) == 2
 
 
 def test_without_dgemm_the_nodes_note_is_kept_beside_the_missing_speed(tmp_path):

@@ -80,14 +80,19 @@ std::string cpu_identity(const std::string& cpuinfo = "/proc/cpuinfo");
 /** Whether an aarch64 program's /proc/cpuinfo (`cpuinfo`) is an emulator's: "" where it is an
  *  Arm kernel's, "the host's" where it has no Arm keys (qemu-user before 8.2 passes the host's
  *  through), "the emulator's" where it names implementer 0 (reserved for software: qemu-user
- *  writes its own since 8.2). */
-std::string arm_cpuinfo_emulation(const std::string& cpuinfo = "/proc/cpuinfo");
+ *  writes its own since 8.2, -cpu max) or where the kernel has no `midr_el1` register file in
+ *  sysfs (every arm64 kernel since 4.11 has one; under qemu-user sysfs is the host's, and a
+ *  named CPU, -cpu neoverse-n1, gets that core's numbers). */
+std::string arm_cpuinfo_emulation(const std::string& cpuinfo = "/proc/cpuinfo",
+                                  const std::string& midr_el1 =
+                                      "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1");
 
-/** The sysfs cache folder of the first online CPU (cpu0 may be offline). */
-std::string first_online_cpu_caches();
+/** The sysfs folder of the first CPU this process may run on (sched_getaffinity: a job's
+ *  cpuset), else of the first online CPU. */
+std::string this_process_cpu();
 
 /** The caches of one CPU from `cache_dir` (sysfs: /sys/devices/system/cpu/cpuN/cache), in
  *  index order, e.g. "L1d 48K, L1i 32K, L2 1024K, L3 32768K"; "" where sysfs says nothing. */
-std::string cache_sizes(const std::string& cache_dir = first_online_cpu_caches());
+std::string cache_sizes(const std::string& cache_dir = this_process_cpu() + "/cache");
 
 } // namespace calibration
