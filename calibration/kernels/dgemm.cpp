@@ -1,6 +1,7 @@
 #include "calibration/dgemm.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -182,6 +183,11 @@ bool use_avx512() { return simd_wanted.load(std::memory_order_relaxed) && has_av
 } // namespace
 
 const char* dgemm_fast_path() { return use_avx512() ? "avx512" : "portable"; }
+
+std::size_t dgemm_fast_period()
+{
+  return std::lcm(std::lcm(kMr, kNr), std::lcm(kKc, kMc));
+}
 
 bool dgemm_avx512_available() { return has_avx512(); }
 

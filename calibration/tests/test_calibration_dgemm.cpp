@@ -78,6 +78,16 @@ TEST_CASE("blocked DGEMM matches the reference on ragged sizes, on both paths", 
   }
 }
 
+TEST_CASE("DGEMM's blocking period: the tiles' and blocks' least common multiple", "[calibration][dgemm]")
+{
+  // 6 x 16 tiles, 96-row and 256-deep blocks: calib_dgemm checks a large size at the order of
+  // its remainders modulo this, which the shapes above show every kind of.
+  const std::size_t p = calibration::dgemm_fast_period();
+  CHECK(p == 768);
+  for (std::size_t block : {6, 16, 96, 256})
+    CHECK(p % block == 0);
+}
+
 TEST_CASE("DGEMM path switch: portable on request, AVX-512 only where the CPU has it", "[calibration][dgemm]")
 {
   INFO("AVX-512F on this CPU: " << calibration::dgemm_avx512_available());

@@ -15,6 +15,12 @@ void dgemm_reference(std::size_t m, std::size_t n, std::size_t k, const double* 
 /** The same product, blocked for the caches, AVX-512 where available. */
 void dgemm_fast(std::size_t m, std::size_t n, std::size_t k, const double* a, const double* b, double* c);
 
+/** The period of dgemm_fast's blocking (768: the least common multiple of its tiles, 6 x 16,
+ *  and of its cache blocks, 96 rows and 256 of k): square orders congruent modulo it leave the
+ *  same remainders at every level of the blocking, so a product of order period + n % period
+ *  takes every edge path of one of order n. */
+std::size_t dgemm_fast_period();
+
 /** "avx512" or "portable": what dgemm_fast runs now, on this CPU and after dgemm_set_simd. */
 const char* dgemm_fast_path();
 
