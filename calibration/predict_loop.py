@@ -5,8 +5,10 @@ on one node (scenarios/halo/two_ranks_one_node.xml: the halo model's SMPI mode w
 the same exchange natively (build/bin/halo_mpi under mpirun, median of its iterations) and
 print the error per size. STREAM goes into the profile, as on a cluster, but the SMPI-mode
 prediction reads none of it (the copies within MPI are in the ping-pong times). The halo
-model's default (detailed) mode, which charges those copies itself at the profile's
-memcpy_bandwidth, is predicted too and its error printed beside; the loop checks SMPI mode.
+model's default (detailed) mode charges those copies itself: at the cached-copy rates of
+calib_copy (measured here too, into the profile), after the single copy's start-up that the
+ping-pong fit gives past its protocol switch. It is predicted too and its error printed beside;
+the loop checks SMPI mode.
 
 The machine is shared and its speed drifts from one minute to the next: the loop takes
 ROUNDS rounds, each a ping-pong trace and a native run of every size, interleaved, then fits
@@ -129,6 +131,8 @@ def main():
         ap.error(f"{out} holds traces of an earlier loop ({', '.join(earlier[:3])}{', ...' if len(earlier) > 3 else ''})"
                  "; expected a new or empty folder")
     run(where.on_node + [BIN / "calib_stream", "--repetitions", "5", "-o", out / "stream.h5"])
+    run(where.on_node + [BIN / "calib_copy", "-o", out / "copy.h5"])
+    node = [out / "stream.h5", out / "copy.h5"]  # the node's traces, in every profile
     natives = {n: [] for n in sizes}
     traces = []
     for r in range(a.rounds):
@@ -138,15 +142,15 @@ def main():
         for n in sizes:
             natives[n].append(native(where, n))
     profile = out / "profile.json"
-    print(run([BIN / "simcore", "calibrate", *traces, out / "stream.h5", "-o", profile]), end="")
+    print(run([BIN / "simcore", "calibrate", *traces, *node, "-o", profile]), end="")
     models = {n: model(where, profile, n, out / f"run-{n}") for n in sizes}
-    # The halo model's default mode, which charges MPI's copies itself at the profile's
-    # memcpy_bandwidth: printed beside, not what the loop checks.
+    # The halo model's default mode, which charges MPI's copies itself at the profile's cached
+    # copy rates: printed beside, not what the loop checks.
     detailed = {n: model(where, profile, n, out / f"run-{n}-detailed", "detailed") for n in sizes}
     paired = {n: [] for n in sizes}  # each round: its own profile against its own native run
     for r, trace in enumerate(traces):
         own = out / f"profile-{r}.json"
-        run([BIN / "simcore", "calibrate", trace, out / "stream.h5", "-o", own])
+        run([BIN / "simcore", "calibrate", trace, *node, "-o", own])
         for n in sizes:
             paired[n].append((model(where, own, n, out / f"run-{n}-{r}") - natives[n][r]) / natives[n][r])
     print(f"{'cells':<8} {'face (B)':>9} {'native (us)':>12} {'model (us)':>11} {'error':>8}  {'paired error':>13}"

@@ -194,6 +194,16 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
           {"unit", "B"},
           {"doc", pattern + ", " + std::string(placement) +
                       ": the first size measured past the fitted protocol switch (smaller messages: eager)"}};
+    // The fixed cost of a message past that switch (the fitted law's time at size 0): the
+    // request, the answer and the set-up of a single copy, which the halo model's detailed
+    // mode charges as its single-copy start-up.
+    for (const auto& seg : fit.segments)
+      if (fit.switch_point() > 0 && seg.from == fit.switch_point() && seg.intercept > 0)
+        out.rates["network_latency_past_switch" + suffix] = {
+            {"value", seg.intercept},
+            {"unit", "s"},
+            {"doc", pattern + ", " + std::string(placement) +
+                        ": the time at size 0 of the fitted law past the protocol switch"}};
     const bool both = std::string(placement) == "intra-node" && placements_.count("inter-node");
     auto& q = out.quality[both ? "network_intra_node" : "network"];
     q = network_quality(fit);

@@ -1,6 +1,7 @@
 #include "calibration/profile_fitter.hpp"
 #include "calibration/stencil_fit.hpp"
 #include "calibration/trace_file.hpp"
+#include "copy_samples.hpp"
 #include "dgemm_samples.hpp"
 #include "fit_support.hpp"
 #include "gpu_samples.hpp"
@@ -92,6 +93,7 @@ void check_options(const std::vector<std::string>& paths, const FitOptions& opti
  *  the host rules, is kept for every type at once (DgemmSamples). */
 struct TypeSamples {
   StreamSamples stream;
+  CachedCopySamples copy;
   HashSamples hash;
   GpuSamples gpu;
   std::vector<StencilFit> stencils;
@@ -185,6 +187,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         dgemm.add(b, t, path, match);
       else if (name == "stream")
         ts.stream.add(b, path);
+      else if (name == "cached_copy")
+        ts.copy.add(b, path);
       else if (name == "hash_table")
         ts.hash.add(b, path, match);
       else if (name == "cuda")
@@ -205,6 +209,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     const TypeSamples& ts = samples[match];
     if (!ts.stream.empty())
       ts.stream.write(type_rates[match], type_quality[match]);
+    if (!ts.copy.empty())
+      ts.copy.write(type_rates[match], type_quality[match]);
     if (!ts.hash.empty())
       ts.hash.write(type_rates[match], type_quality[match]);
     ts.gpu.write(type_rates[match], type_quality[match]);
@@ -222,11 +228,11 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     out.quality["ignored_groups"] = {
         {"groups", ignored},
         {"note", "group(s) no part of the fit reads, left out: " + list +
-                     "; expected pingpong (with pingping, one_way), stream, dgemm, stencil, hash_table or cuda"}};
+                     "; expected pingpong (with pingping, one_way), stream, cached_copy, dgemm, stencil, hash_table or cuda"}};
   }
   if (!fitted)
     throw simcore::InputError(paths.empty() ? "calibrate" : paths.front(),
-                              "no benchmark this fitter knows (pingpong, stream, dgemm, stencil, hash_table, cuda); "
+                              "no benchmark this fitter knows (pingpong, stream, cached_copy, dgemm, stencil, hash_table, cuda); "
                               "expected calibration traces");
   nlohmann::ordered_json profile{{"schema", "simcore-profile/1"}};
   profile["name"] = "fitted from " + std::to_string(paths.size()) + " trace(s) of " + host;

@@ -35,6 +35,7 @@ CLUSTER_ENV = {"SIMCORE_SLURM_DIR": str(STATE), "SIMCORE_SLURM_NAME": "simcheck"
 CLUSTER_NODES = 4
 SMALL = {  # seconds, not minutes: what is checked is where things ran and what came out
     "CALIB_STREAM_ARGS": "--bytes 4194304 --repetitions 2",
+    "CALIB_COPY_ARGS": "--max-bytes 1048576 --repetitions 5",
     "CALIB_DGEMM_ARGS": "--sizes 64,128 --repetitions 2",
     "CALIB_STENCIL_ARGS": "--sizes 8,16 --repetitions 1",
     "CALIB_HASH_ARGS": "--buckets 4096 --queries 100000 --repetitions 1",

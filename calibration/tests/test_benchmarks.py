@@ -56,6 +56,34 @@ def test_stream_benchmark_writes_a_readable_trace(tmp_path):
         assert (g["triad_bandwidth"][()] > 1e8).all()
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="calib_copy needs two CPUs")
+def test_copy_benchmark_writes_a_trace_the_fitter_reads(tmp_path):
+    trace = tmp_path / "copy.h5"
+    subprocess.run([str(BIN / "calib_copy"), "--max-bytes", str(2**20), "--copiers", "2", "--repetitions", "3", "-o",
+                    str(trace)], check=True, capture_output=True)
+    with h5py.File(trace, "r") as f:
+        g = f["cached_copy"]
+        assert list(g["bytes"][()]) == [2.0 ** k for k in range(12, 21)]  # 4 KiB to 1 MiB
+        assert g.attrs["copiers"] in (b"2", "2")
+        for name in ("alone_seconds", "all_seconds"):
+            assert g[name].shape == (9, 3) and g[name].attrs["unit"] in (b"s", "s")
+            # A copy of 1 MiB at no more than 1 TB/s, each repetition timed on its own.
+            assert (g[name][()] > 0).all() and (g[name][-1] > 2**20 / 1e12).all()
+    rates = fitted(tmp_path, trace)["rates"]
+    assert rates["cached_copy_bandwidth"]["value"] > 1e8
+    assert rates["cached_copy_bandwidth_one_core"]["value"] >= rates["cached_copy_bandwidth"]["value"] / 2
+    assert 4096 <= rates["cached_copy_limit"]["value"] <= 2**20
+
+
+@pytest.mark.skipif(shutil.which("taskset") is None, reason="no taskset")
+def test_copy_benchmark_on_one_cpu_skips_with_77_and_writes_nothing(tmp_path):
+    trace = tmp_path / "copy.h5"
+    res = subprocess.run(["taskset", "-c", "0", str(BIN / "calib_copy"), "-o", str(trace)], capture_output=True,
+                         text=True)
+    assert res.returncode == 77 and "calib_copy: this process may run on 1 CPU; expected at least 2" in res.stderr
+    assert not trace.exists()
+
+
 @pytest.mark.skipif(shutil.which("mpirun") is None or not (BIN / "calib_pingpong").exists(), reason="no MPI")
 def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
     trace = tmp_path / "pp.h5"
@@ -295,6 +323,10 @@ def test_hash_benchmark_refuses_bad_options(tmp_path, args):
     ("calib_stream", ["--threads", "abc,1"], "--threads abc,1: expected thread counts"),
     ("calib_stream", ["--bytes", "1e9"], "--bytes 1e9: expected a whole number of bytes"),
     ("calib_stream", ["--repetitions"], "missing value after --repetitions"),
+    ("calib_copy", ["--max-bytes", "1e6"], "--max-bytes 1e6: expected a whole number of bytes"),
+    ("calib_copy", ["--min-bytes", "8192", "--max-bytes", "4096"], "--min-bytes 8192 is larger than --max-bytes 4096"),
+    ("calib_copy", ["--copiers", "1"], "--copiers 1: expected a whole number of threads from 2"),
+    ("calib_copy", ["--copiers", "65536"], "--copiers 65536: this process may run on "),
     ("calib_dgemm", ["--sizes", "-64"], "--sizes -64: expected matrix orders"),
     ("calib_dgemm", ["--sizes", "64.9"], "--sizes 64.9: expected matrix orders"),
     ("calib_dgemm", ["--sizes", "64", "--repetitions"], "missing value after --repetitions"),

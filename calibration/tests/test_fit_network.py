@@ -232,6 +232,9 @@ def test_smpi_factor_bounds_of_a_two_segment_fit(tmp_path):
     assert p["rates"]["network_protocol_switch_inter_node"]["value"] == 65536.0
     assert "network_protocol_switch_intra_node" not in p["rates"]
     assert p["rates"]["network_latency_inter_node"]["value"] == pytest.approx(1e-6, rel=1e-6)
+    # The fixed cost past the switch (the halo model's single-copy start-up within a node).
+    assert p["rates"]["network_latency_past_switch_inter_node"]["value"] == pytest.approx(1e-5, rel=1e-6)
+    assert "network_latency_past_switch_intra_node" not in p["rates"]
     assert p["rates"]["network_bandwidth_inter_node"]["value"] == pytest.approx(1e10, rel=1e-6)
     cfg = p["simgrid_config"]
     assert cfg["network/model"] == "SMPI"

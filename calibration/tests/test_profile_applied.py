@@ -338,3 +338,47 @@ def test_the_halo_models_own_predictions_see_network_factors(tmp_path):
     assert metrics["ones"] == metrics["cm02"]
     m = metrics["ones"]
     assert m.get("inter_eager_messages", 0) + m.get("inter_rendezvous_messages", 0) == 192
+
+
+def test_cached_copy_rates_set_the_intra_node_copies_in_detailed_mode(tmp_path):
+    """Two ranks of one node, each single-copying the other's 1.28 MB face at once through the
+    node's bus (20 GB/s by default): 2 us + 2 x 1.28 MB / 20 GB/s. With a profile's cached-copy
+    rate of 50 GB/s (all copies together), copies up to its limit share that instead; one
+    core's rate bounds a copy however idle the bus; the start-up comes from the profile's
+    network fit unless the scenario gives it."""
+    face = 400 * 400 * 8.0
+    params = {"ranks_per_node": 2, "local_cells": "1,400,400", "periodic": "false", "variables": 1,
+              "iterations": 1, "flops_per_cell": 0}
+
+    def profile(name, **rates):
+        path = tmp_path / (name + ".json")
+        path.write_text(json.dumps({"schema": "simcore-profile/1", "rates": {
+            k: {"value": v, "unit": "s" if k.startswith("network") else ("B" if k.endswith("limit") else "Bps")}
+            for k, v in rates.items()}}))
+        return path
+
+    def time(name, prof, **extra):
+        return run_halo(tmp_path, name, {**params, **extra}, prof)
+
+    cached = dict(cached_copy_bandwidth=50e9, cached_copy_limit=2**21)
+    assert time("none", None) == pytest.approx(2e-6 + 2 * face / 20e9, rel=1e-9)
+    assert time("cached", profile("cached", **cached)) == pytest.approx(2e-6 + 2 * face / 50e9, rel=1e-9)
+    # A face above the limit goes at the bus's rate.
+    assert time("above", profile("above", cached_copy_bandwidth=50e9, cached_copy_limit=2**20)) == \
+        pytest.approx(2e-6 + 2 * face / 20e9, rel=1e-9)
+    # One core copies at 8 GB/s at most: slower than its share of the bus (25 GB/s).
+    assert time("one", profile("one", cached_copy_bandwidth_one_core=8e9, **cached)) == \
+        pytest.approx(2e-6 + face / 8e9, rel=1e-9)
+    started = profile("started", network_latency_past_switch_intra_node=5e-6, **cached)
+    assert time("started", started) == pytest.approx(5e-6 + 2 * face / 50e9, rel=1e-9)
+    assert time("given", started, single_copy_startup="1us") == pytest.approx(1e-6 + 2 * face / 50e9, rel=1e-9)
+    # The scenario's own rates, without a profile; SMPI mode reads none of them.
+    assert time("by_hand", None, cached_copy_bandwidth="40GBps", cached_copy_limit="4MiB") == \
+        pytest.approx(2e-6 + 2 * face / 40e9, rel=1e-9)
+    assert time("smpi", started, mode="smpi") == time("smpi_plain", None, mode="smpi")
+
+
+def test_a_cached_copy_rate_without_a_limit_is_refused(tmp_path):
+    with pytest.raises(subprocess.CalledProcessError) as e:
+        run_halo(tmp_path, "no_limit", {"ranks_per_node": 2, "cached_copy_bandwidth": "40GBps"})
+    assert "parameter 'cached_copy_bandwidth' is set but no 'cached_copy_limit'" in e.value.stderr

@@ -17,7 +17,7 @@ def test_the_shipped_traces_of_this_machine_fit_into_a_whole_profile(tmp_path):
     """calibration/traces/vm: every benchmark measured here, fitted together."""
     vm = pathlib.Path(os.environ["SIMCORE_SOURCE_DIR"]) / "calibration" / "traces" / "vm"
     traces = sorted(vm.glob("*.h5"))
-    assert {t.stem for t in traces} >= {"stream", "dgemm", "stencil", "pingpong-intra", "hash"}
+    assert {t.stem for t in traces} >= {"stream", "dgemm", "stencil", "pingpong-intra", "hash", "copy"}
     p = fitted(tmp_path, *traces)
     q, rates = p["quality"], p["rates"]
     assert q["network"]["placement"] == "intra-node" and q["network"]["pattern"] == "pingping"
@@ -28,6 +28,10 @@ def test_the_shipped_traces_of_this_machine_fit_into_a_whole_profile(tmp_path):
     assert 0 < q["compute"][0]["share_of_measured_peak"] <= 1.05
     assert rates["random_line_rate"]["value"] >= rates["hash_lookup_rate"]["value"] > 0
     assert rates["memcpy_bandwidth"]["value"] > 1e9
+    # Copies of cached data go faster than STREAM's over memory, up to a limit within the sizes.
+    assert rates["cached_copy_bandwidth"]["value"] > rates["memcpy_bandwidth"]["value"]
+    assert 4096 < rates["cached_copy_limit"]["value"] < 2**26
+    assert rates["network_latency_past_switch_intra_node"]["value"] > 0
 
 
 def test_the_shipped_h200_trace_fits_into_gpu_rates_with_their_shares(tmp_path):

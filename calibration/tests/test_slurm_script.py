@@ -27,6 +27,7 @@ PLATFORM_HEAD = """<?xml version='1.0'?>
 
 SMALL_RUNS = {
     "CALIB_STREAM_ARGS": "--bytes 4194304 --repetitions 2",
+    "CALIB_COPY_ARGS": "--max-bytes 1048576 --repetitions 5",
     "CALIB_DGEMM_ARGS": "--sizes 64,128 --repetitions 2",
     "CALIB_STENCIL_ARGS": "--sizes 8,16 --repetitions 1",
     "CALIB_HASH_ARGS": "--buckets 4096 --queries 100000 --repetitions 1",
@@ -97,12 +98,12 @@ def test_the_script_calibrates_every_node_and_two_node_pairs(tmp_path, launcher)
     assert "MPI through %s" % launcher in res.stdout
     # Node benchmarks: one srun step each, one task on every node, one trace per node.
     benches = [s for s in steps if s["program"] != "calib_pingpong"]
-    built = [p for p in ("calib_stream", "calib_dgemm", "calib_stencil", "calib_hash", "calib_cuda")
+    built = [p for p in ("calib_stream", "calib_copy", "calib_dgemm", "calib_stencil", "calib_hash", "calib_cuda")
              if (BIN / p).exists()]
     assert [s["program"] for s in benches] == built
     assert all(s["launcher"] == "srun" and s["hosts"] == nodes for s in benches)
-    assert benches[0]["options"]["cpus-per-task"] == "2" and benches[1]["options"]["cpus-per-task"] == "1"
-    for name in ("stream", "dgemm", "stencil") + (("hash",) if (BIN / "calib_hash").exists() else ()):
+    assert [b["options"]["cpus-per-task"] for b in benches[:3]] == ["2", "2", "1"]
+    for name in ("stream", "copy", "dgemm", "stencil") + (("hash",) if (BIN / "calib_hash").exists() else ()):
         assert sorted(p.name for p in out.glob(name + "-*.h5")) == ["%s-%s.h5" % (name, n) for n in nodes]
     if (BIN / "calib_cuda").exists() and not gpu_here():  # calib_cuda skipped on every node, no failure
         assert not list(out.glob("cuda-*.h5")) and "calib_cuda found no GPU on any node" in res.stderr

@@ -37,6 +37,8 @@ private:
   void exchange_detailed(std::size_t agent);
   void exchange_smpi(std::size_t agent);
   void run_copier(std::size_t agent);
+  void copy_on_bus(std::size_t agent, double bus_bytes, double least);
+  void copy_intra(std::size_t agent, const Transfer& t); ///< an intra-node copy of all of t's messages
   simgrid::s4u::Disk* bus(std::size_t agent) const { return bus_.at(plan_.host[agent]); }
   RouteView route(simgrid::s4u::Host* a, simgrid::s4u::Host* b, double bytes) const;
 

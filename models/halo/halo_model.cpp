@@ -21,6 +21,28 @@ std::string list_text(const halo::Ext& e)
   return std::to_string(e[0]) + "," + std::to_string(e[1]) + "," + std::to_string(e[2]);
 }
 
+/** The cached-copy rates of `host` (all hosts: ""): each the scenario's where it gives one,
+ *  else the profile's (its host type's, else profile-wide), else none. */
+halo::CachedCopies cached_copies(const simcore::SimContext& ctx, const std::string& host)
+{
+  const auto& p = ctx.params();
+  const auto& profile = ctx.calibration();
+  auto take = [&](const char* name, simcore::Quantity q) {
+    if (p.get_double(name) > 0)
+      return p.get_double(name);
+    return host.empty() ? profile.rate_or(name, q, 0) : profile.rate_or(name, host, q, 0);
+  };
+  halo::CachedCopies c;
+  c.bandwidth = take("cached_copy_bandwidth", simcore::Quantity::Bandwidth);
+  c.one_core = take("cached_copy_bandwidth_one_core", simcore::Quantity::Bandwidth);
+  c.limit = take("cached_copy_limit", simcore::Quantity::Size);
+  if (c.bandwidth > 0 && !(c.limit > 0))
+    throw ctx.param_error("cached_copy_bandwidth",
+                          "parameter 'cached_copy_bandwidth' is set but no 'cached_copy_limit' (here or in the "
+                          "profile); expected the largest copy that runs at the cached rate");
+  return c;
+}
+
 halo::Setup build_setup(const simcore::SimContext& ctx)
 {
   const auto& p = ctx.params();
@@ -90,7 +112,13 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
           ctx.calibration().rate_or("network_protocol_switch_intra_node", simcore::Quantity::Size,
                                       s.protocols.intra_eager_limit + 1) - 1;
   }
-  s.protocols.single_copy_startup = p.get_double("single_copy_startup");
+  // The single copy's start-up: the scenario's, else the fixed cost of an intra-node message
+  // past the protocol switch in the profile's network fit (request, answer, set-up), else 2 us.
+  s.protocols.single_copy_startup =
+      p.given("single_copy_startup")
+          ? p.get_double("single_copy_startup")
+          : ctx.calibration().rate_or("network_latency_past_switch_intra_node", simcore::Quantity::Time,
+                                      p.get_double("single_copy_startup"));
   s.protocols.inter_large =
       p.get_string("inter_large_protocol") == "pipelined" ? halo::Protocol::Pipelined : halo::Protocol::Rendezvous;
   s.protocols.chunk_size = p.get_double("pipeline_chunk");
@@ -138,7 +166,9 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
     if (p.get_double("memory_bandwidth") == 0)
       s.host_memory_bandwidth[h] = profile.rate_or("memcpy_bandwidth", h->get_name(), simcore::Quantity::Bandwidth,
                                                        s.memory_bandwidth);
+    s.host_cached_copies[h] = cached_copies(ctx, h->get_name());
   }
+  s.cached_copies = s.host_cached_copies.empty() ? cached_copies(ctx, "") : s.host_cached_copies.begin()->second;
   return s;
 }
 
@@ -187,6 +217,19 @@ simcore::ModelInfo make_info()
                                   "a node's memory bus, shared by its copies; 0: the profile's "
                                   "'memcpy_bandwidth', else 20GBps")
                   .at_least(0),
+              ParamSpec::quantity("cached_copy_bandwidth", ParamType::Bandwidth, "0",
+                                  "detailed mode: intra-node copies up to 'cached_copy_limit' (data in another "
+                                  "core's cache) reach this rate, all the node's copies together; 0: the "
+                                  "profile's 'cached_copy_bandwidth' (calib_copy), else every copy at memory_bandwidth")
+                  .at_least(0),
+              ParamSpec::quantity("cached_copy_bandwidth_one_core", ParamType::Bandwidth, "0",
+                                  "detailed mode: the rate of one cached copy alone; 0: the profile's, else no "
+                                  "bound but the bus")
+                  .at_least(0),
+              ParamSpec::quantity("cached_copy_limit", ParamType::Size, "0",
+                                  "detailed mode: the largest copy at the cached rates; 0: the profile's "
+                                  "'cached_copy_limit'")
+                  .at_least(0),
               ParamSpec::quantity("inter_eager_limit", ParamType::Size, "64KiB",
                                   "inter-node: larger messages use rendezvous (Open MPI btl_tcp_eager_limit; detailed mode: "
                                   "else below the profile's 'network_protocol_switch_inter_node')")
@@ -196,7 +239,8 @@ simcore::ModelInfo make_info()
                                   "mode: else below the profile's 'network_protocol_switch_intra_node')")
                   .at_least(0),
               ParamSpec::quantity("single_copy_startup", ParamType::Time, "2us",
-                                  "set-up cost of a kernel-assisted single copy (CMA/XPMEM)")
+                                  "set-up cost of a kernel-assisted single copy (CMA/XPMEM); unless given, the "
+                                  "profile's 'network_latency_past_switch_intra_node', else 2us")
                   .at_least(0),
               ParamSpec::quantity("pipeline_chunk", ParamType::Size, "128KiB",
                                   "chunk of a pipelined transfer (Open MPI btl_tcp_max_send_size)")

@@ -32,13 +32,15 @@ std::vector<RankMessage> rank_messages(const Setup& s)
   return out;
 }
 
-/** Memory-bus bytes a message adds to its receiving node under protocol `p`, beyond what
- *  every protocol moves (the NIC's transfers). */
-double copy_bytes(Protocol p, double bytes, bool intra)
+/** Memory-bus bytes a message (`parts` messages of `bytes`) adds to its receiving node `h`
+ *  under protocol `p`, beyond what every protocol moves (the NIC's transfers); intra-node
+ *  copies weigh as their cached rate says. */
+double copy_bytes(const Setup& s, const simgrid::s4u::Host* h, Protocol p, double bytes, std::int64_t parts, bool intra)
 {
+  const double n = static_cast<double>(parts);
   if (intra)
-    return p == Protocol::Eager ? 2 * bytes : bytes;
-  return p == Protocol::Rendezvous ? 0 : bytes;
+    return (p == Protocol::Eager ? 2 : 1) * n * s.intra_copy_on(h, bytes).bus_bytes;
+  return p == Protocol::Rendezvous ? 0 : n * bytes;
 }
 
 /** The dynamic policy: each message gets the protocol with the lowest predicted completion
@@ -61,20 +63,21 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
         bus_bytes[b] += total;
       }
     }
-    bus_bytes[b] += copy_bytes(m.protocol, total, m.intra);
+    bus_bytes[b] += copy_bytes(s, b, m.protocol, m.bytes, m.parts, m.intra);
   }
   std::map<std::tuple<simgrid::s4u::Host*, simgrid::s4u::Host*, double>, RouteView> routes;
   std::vector<double> network_path(static_cast<std::size_t>(s.grid.ranks()), std::numeric_limits<double>::infinity());
   for (auto& m : msgs) {
     auto* a = s.host_of_rank[m.from];
     auto* b = s.host_of_rank[m.to];
-    const double total = m.bytes * static_cast<double>(m.parts);
-    bus_bytes[b] -= copy_bytes(m.protocol, total, m.intra);
+    bus_bytes[b] -= copy_bytes(s, b, m.protocol, m.bytes, m.parts, m.intra);
     TransferOutlook t;
     t.bytes = m.bytes;
     t.intra = m.intra;
-    t.memory_bandwidth = s.memory_bandwidth_on(b);
-    t.bus_seconds = bus_bytes[b] / t.memory_bandwidth;
+    const double bus = s.memory_bandwidth_on(b);
+    // The rate this message's copies get alone (cached, for intra-node data that fits).
+    t.memory_bandwidth = m.intra ? m.bytes * bus / s.intra_copy_on(b, m.bytes).bus_bytes : bus;
+    t.bus_seconds = bus_bytes[b] / bus;
     t.bus_users = ranks_on[b];
     if (!m.intra) {
       const auto key = std::make_tuple(a, b, m.bytes);
@@ -86,7 +89,7 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
       t.nic_seconds = std::max(nic_out[a], nic_in[b]) / t.bandwidth;
     }
     m.protocol = dynamic_protocol(t, s.protocols);
-    bus_bytes[b] += copy_bytes(m.protocol, total, m.intra);
+    bus_bytes[b] += copy_bytes(s, b, m.protocol, m.bytes, m.parts, m.intra);
     if (!m.intra)
       network_path[m.from] = std::min(network_path[m.from], t.latency + t.nic_seconds);
   }
@@ -97,9 +100,10 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
   std::vector<char> first(static_cast<std::size_t>(s.grid.ranks()), 0);
   std::vector<double> delay(first.size(), 0), pending(first.size(), 0);
   for (const auto& m : msgs) {
-    const double total = m.bytes * static_cast<double>(m.parts);
+    auto* h = s.host_of_rank[m.from];
     if (m.intra && m.protocol == Protocol::Eager)
-      pending[m.from] += total * ranks_on[s.host_of_rank[m.from]] / s.memory_bandwidth_on(s.host_of_rank[m.from]);
+      pending[m.from] += static_cast<double>(m.parts) * s.intra_copy_on(h, m.bytes).bus_bytes * ranks_on[h] /
+                         s.memory_bandwidth_on(h);
     else if (!m.intra)
       delay[m.from] = pending[m.from]; // copies before this network send
   }
@@ -189,6 +193,11 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     t.total += m.bytes * static_cast<double>(m.parts);
     t.messages += m.parts;
     t.first_chunk = std::min(t.first_chunk, std::min(s.protocols.chunk_size, m.bytes));
+    if (m.intra) { // the ranks of a node copy side by side: the aggregate's least time is the longest
+      const CopyCost c = s.intra_copy_on(s.host_of_rank[m.from], m.bytes);
+      t.copy_bus_bytes += c.bus_bytes * static_cast<double>(m.parts);
+      t.copy_least = std::max(t.copy_least, c.least_seconds * static_cast<double>(m.parts));
+    }
   }
   plan.network_first.assign(agents, 1); // node granularity: one aggregated copy, no order
   if (s.granularity == Granularity::Rank)

@@ -2,6 +2,7 @@
  * traffic), and the transfers between them with the protocol the policy picked. */
 #pragma once
 
+#include "copy_cost.hpp"
 #include "halo_geometry.hpp"
 #include "protocol.hpp"
 
@@ -25,6 +26,8 @@ struct Setup {
   double memory_bandwidth = 0;  ///< B/s of a node's memory bus, shared by its copies (same)
   /** Per host, where a calibration profile's host type says otherwise. */
   std::map<const simgrid::s4u::Host*, double> host_flops_per_cell, host_memory_bandwidth;
+  CachedCopies cached_copies; ///< intra-node copies of data in another core's cache (same)
+  std::map<const simgrid::s4u::Host*, CachedCopies> host_cached_copies;
   Protocols protocols;
   Policy policy = Policy::Static;
   Mode mode = Mode::Detailed;
@@ -41,6 +44,12 @@ struct Setup {
     auto it = host_memory_bandwidth.find(h);
     return it == host_memory_bandwidth.end() ? memory_bandwidth : it->second;
   }
+  /** An intra-node copy of `bytes` on host `h` (see intra_copy_cost). */
+  CopyCost intra_copy_on(const simgrid::s4u::Host* h, double bytes) const
+  {
+    auto it = host_cached_copies.find(h);
+    return intra_copy_cost(bytes, memory_bandwidth_on(h), it == host_cached_copies.end() ? cached_copies : it->second);
+  }
 };
 
 /** One transfer of an iteration: a message (or, unbundled, the messages of all variables:
@@ -53,6 +62,8 @@ struct Transfer {
   double total = 0;             ///< bytes of all its messages
   std::int64_t messages = 0;    ///< MPI messages it stands for
   double first_chunk = 0;       ///< pipelined: bytes of the first chunk
+  double copy_bus_bytes = 0;    ///< intra: what one copy of all its messages puts on the node's bus
+  double copy_least = 0;        ///< intra: s, the least time of that copy (one core's rate, per rank)
 };
 
 /** The route between two hosts as the network model sees a message of `bytes`. */
