@@ -487,6 +487,9 @@ def test_predict_loop_predicts_in_both_modes_with_its_profile(tmp_path):
         row = next(line for line in res.stdout.splitlines() if line.startswith(f"{n}^3 "))
         assert f"{100 * (got['detailed'] - native) / native:+.1f} %" in row
         assert f"{100 * (got['smpi'] - native) / native:+.1f} %" in row
+        # One round: its own profile fits the same traces as the pooled one.
+        assert loop["paired_error_detailed"][str(n)] == [pytest.approx((got["detailed"] - native) / native, rel=1e-12)]
+        assert (out / "copy-0.h5").exists()
 
 
 def test_run_on_device_finds_the_references_libraries(tmp_path):
