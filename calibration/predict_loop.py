@@ -27,8 +27,12 @@ on storage both nodes see) the loop runs between two nodes instead: the ping-pon
 scenarios/halo/two_ranks_two_nodes.xml (one link between two hosts, which the inter-node
 profile sets).
 
+With --periodic the exchange has periodic boundaries: each rank sends both its x faces to the
+other rank and its four y and z faces to itself (six copies a rank, which contend for the
+node's memory), in the native run and in both modes of the model.
+
     calibration/predict_loop.py [OUT_DIR] [--rounds 11] [--sizes 16,32,64,128] [--hosts A,B]
-                                [--max-bytes 4194304] [--buffers per-size|shared]
+                                [--max-bytes 4194304] [--buffers per-size|shared] [--periodic]
 """
 import argparse
 import json
@@ -72,15 +76,16 @@ def run(cmd, **kw):
     return subprocess.run([str(c) for c in cmd], env=ENV, check=True, capture_output=True, text=True, **kw).stdout
 
 
-def native(where, n):
+def native(where, n, periodic):
     out = run(where.mpirun + [BIN / "halo_mpi", "--procs", "2,1,1", "--local", f"{n},{n},{n}", "--variables", "5",
-                              "--periodic", "0", "--iterations", "300", "--warmup", "20"])
+                              "--periodic", "1" if periodic else "0", "--iterations", "300", "--warmup", "20"])
     return statistics.median(json.loads(out.strip().splitlines()[-1])["per_iteration_max"])
 
 
-def model(where, profile, n, out_dir, mode="smpi"):
+def model(where, profile, n, out_dir, mode="smpi", periodic=False):
     out = run([BIN / "simcore", "run", where.scenario, "--calibration", profile, "--set", f"local_cells={n},{n},{n}",
-               "--set", f"mode={mode}", "--quiet", "--json", "--out", out_dir])
+               "--set", f"mode={mode}", "--set", f"periodic={'true' if periodic else 'false'}", "--quiet", "--json",
+               "--out", out_dir])
     return json.loads(out)["metrics"]["communication_time_slowest"]
 
 
@@ -95,6 +100,8 @@ def main():
     ap.add_argument("--max-bytes", type=whole, default=4194304, help="largest ping-pong message (default 4 MiB)")
     ap.add_argument("--buffers", choices=["per-size", "shared"], default="per-size",
                     help="calib_pingpong's buffers: allocated for each size (default) or one large one")
+    ap.add_argument("--periodic", action="store_true",
+                    help="periodic boundaries: six faces a rank (two to the other rank, four to itself)")
     a = ap.parse_args()
     hosts = a.hosts.split(",") if a.hosts else []
     if a.hosts is not None and (len(hosts) != 2 or not all(hosts) or hosts[0] == hosts[1]):
@@ -141,22 +148,23 @@ def main():
         copies.append(out / f"copy-{r}.h5")
         run(where.on_node + [BIN / "calib_copy", "-o", copies[-1]])
         for n in sizes:
-            natives[n].append(native(where, n))
+            natives[n].append(native(where, n, a.periodic))
     profile = out / "profile.json"
     print(run([BIN / "simcore", "calibrate", *traces, out / "stream.h5", *copies, "-o", profile]), end="")
-    models = {n: model(where, profile, n, out / f"run-{n}") for n in sizes}
+    models = {n: model(where, profile, n, out / f"run-{n}", periodic=a.periodic) for n in sizes}
     # The halo model's default mode, which charges MPI's copies itself at the profile's cached
     # copy rates: printed beside, not what the loop checks.
-    detailed = {n: model(where, profile, n, out / f"run-{n}-detailed", "detailed") for n in sizes}
+    detailed = {n: model(where, profile, n, out / f"run-{n}-detailed", "detailed", a.periodic) for n in sizes}
     paired = {n: [] for n in sizes}  # each round: its own profile against its own native run
     paired_detailed = {n: [] for n in sizes}
     for r, trace in enumerate(traces):
         own = out / f"profile-{r}.json"
         run([BIN / "simcore", "calibrate", trace, out / "stream.h5", copies[r], "-o", own])
         for n in sizes:
-            paired[n].append((model(where, own, n, out / f"run-{n}-{r}") - natives[n][r]) / natives[n][r])
-            paired_detailed[n].append((model(where, own, n, out / f"run-{n}-{r}-detailed", "detailed") - natives[n][r])
-                                      / natives[n][r])
+            paired[n].append((model(where, own, n, out / f"run-{n}-{r}", periodic=a.periodic) - natives[n][r])
+                             / natives[n][r])
+            paired_detailed[n].append((model(where, own, n, out / f"run-{n}-{r}-detailed", "detailed", a.periodic)
+                                       - natives[n][r]) / natives[n][r])
     print(f"{'cells':<8} {'face (B)':>9} {'native (us)':>12} {'model (us)':>11} {'error':>8}  {'paired error':>13}"
           f"  {'detailed (us)':>13} {'error':>8} {'paired':>8}   native per round (us)")
     worst = worst_paired = 0.0
@@ -172,7 +180,7 @@ def main():
           f"largest error: {100 * worst:.1f} % pooled, {100 * worst_paired:.1f} % paired (median of {a.rounds} "
           f"rounds, each calibrated and predicted on its own), SMPI mode; the detailed mode's errors are beside it; "
           f"traces and profiles: {out}")
-    json.dump({"placement": where.name, "hosts": hosts, "sizes": sizes, "native_s": natives, "model_s": models, "paired_error": paired,
+    json.dump({"placement": where.name, "hosts": hosts, "periodic": a.periodic, "sizes": sizes, "native_s": natives, "model_s": models, "paired_error": paired,
                "model_detailed_s": detailed, "paired_error_detailed": paired_detailed},
               open(out / "loop.json", "w"), indent=1)
 

@@ -461,13 +461,16 @@ def test_predict_loop_needs_a_shared_folder_between_nodes_and_a_fresh_one(tmp_pa
 
 @pytest.mark.skipif(shutil.which("mpirun") is None or not (BIN / "calib_pingpong").exists()
                     or not (BIN / "halo_mpi").exists(), reason="no MPI")
-def test_predict_loop_predicts_in_both_modes_with_its_profile(tmp_path):
+@pytest.mark.parametrize("periodic", [False, True])
+def test_predict_loop_predicts_in_both_modes_with_its_profile(tmp_path, periodic):
     """One short round of the loop: its SMPI-mode and detailed-mode predictions are what the
     halo scenario gives in each mode with the profile the loop fitted (the two columns would
-    be equal if the mode were not passed), and its errors are computed from them."""
+    be equal if the mode were not passed), and its errors are computed from them; with
+    --periodic, of the periodic exchange (six faces a rank), natively and in the model."""
     out = tmp_path / "loop"
     res = subprocess.run(["/usr/bin/python3", str(ROOT / "calibration" / "predict_loop.py"), str(out), "--rounds", "1",
-                          "--sizes", "8,16", "--max-bytes", "16384"], capture_output=True, text=True, timeout=300)
+                          "--sizes", "8,16", "--max-bytes", "16384"] + (["--periodic"] if periodic else []),
+                         capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     loop = json.loads((out / "loop.json").read_text())
     scenario = ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml"
@@ -475,7 +478,8 @@ def test_predict_loop_predicts_in_both_modes_with_its_profile(tmp_path):
         got = {}
         for mode in ("smpi", "detailed"):
             run = subprocess.run([str(SIMCORE), "run", str(scenario), "--calibration", str(out / "profile.json"),
-                                  "--set", f"local_cells={n},{n},{n}", "--set", f"mode={mode}", "--quiet", "--json",
+                                  "--set", f"local_cells={n},{n},{n}", "--set", f"mode={mode}",
+                                  "--set", f"periodic={str(periodic).lower()}", "--quiet", "--json",
                                   "--out", str(tmp_path / f"check-{n}-{mode}")],
                                  capture_output=True, text=True, timeout=120)
             assert run.returncode == 0, run.stderr
@@ -483,6 +487,9 @@ def test_predict_loop_predicts_in_both_modes_with_its_profile(tmp_path):
         assert loop["model_s"][str(n)] == got["smpi"]
         assert loop["model_detailed_s"][str(n)] == got["detailed"]
         assert got["smpi"] != got["detailed"]
+        assert loop["periodic"] == periodic
+        faces = json.loads((out / f"run-{n}" / "summary.json").read_text())["metrics"]["messages_per_iteration"]
+        assert faces == (12 if periodic else 2)
         native = loop["native_s"][str(n)][0]
         row = next(line for line in res.stdout.splitlines() if line.startswith(f"{n}^3 "))
         assert f"{100 * (got['detailed'] - native) / native:+.1f} %" in row
