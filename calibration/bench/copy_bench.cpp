@@ -17,24 +17,56 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <new>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace {
 
-/** The CPUs this process may run on, in increasing order. */
+/** The CPUs of a "0-3,8,10-11" list (the kernel's cpulist format); empty when unreadable. */
+std::vector<int> cpu_list(const std::string& path)
+{
+  std::ifstream in(path);
+  std::string text;
+  std::vector<int> out;
+  if (!(in >> text))
+    return out;
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    const auto dash = item.find('-');
+    const int lo = std::atoi(item.substr(0, dash).c_str());
+    const int hi = dash == std::string::npos ? lo : std::atoi(item.substr(dash + 1).c_str());
+    for (int c = lo; c <= hi; c++)
+      out.push_back(c);
+  }
+  return out;
+}
+
+/** The CPUs this process may run on, one per core (the lowest of each core's hardware threads
+ *  allowed: two threads of one core share its caches, and a copy between them would never
+ *  cross cores), in increasing order. */
 std::vector<int> allowed_cpus()
 {
   cpu_set_t set;
   CPU_ZERO(&set);
   std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof set, &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; c++)
-      if (CPU_ISSET(c, &set))
-        cpus.push_back(c);
+  if (sched_getaffinity(0, sizeof set, &set) != 0)
+    return cpus;
+  for (int c = 0; c < CPU_SETSIZE; c++) {
+    if (!CPU_ISSET(c, &set))
+      continue;
+    bool first_of_core = true;
+    for (int sibling : cpu_list("/sys/devices/system/cpu/cpu" + std::to_string(c) + "/topology/thread_siblings_list"))
+      first_of_core = first_of_core && !(sibling < c && sibling >= 0 && sibling < CPU_SETSIZE && CPU_ISSET(sibling, &set));
+    if (first_of_core)
+      cpus.push_back(c);
+  }
   return cpus;
 }
 
@@ -49,7 +81,12 @@ void pin_to(int cpu)
 struct Buffers {
   std::size_t bytes = 0;
   char* data = nullptr;
-  explicit Buffers(std::size_t b) : bytes(b), data(static_cast<char*>(std::aligned_alloc(4096, b))) {}
+  /** `b` bytes on a page boundary (aligned_alloc takes a multiple of the alignment). */
+  explicit Buffers(std::size_t b) : bytes(b), data(static_cast<char*>(std::aligned_alloc(4096, (b + 4095) / 4096 * 4096)))
+  {
+    if (data == nullptr)
+      throw std::bad_alloc();
+  }
   ~Buffers() { std::free(data); }
   Buffers(const Buffers&) = delete;
   Buffers& operator=(const Buffers&) = delete;
@@ -66,16 +103,19 @@ CopyTimes measure(const std::vector<std::size_t>& sizes, const std::vector<int>&
 {
   const int n = static_cast<int>(cpus.size());
   const std::size_t largest = sizes.back();
-  std::vector<std::unique_ptr<Buffers>> src(static_cast<std::size_t>(n)), dst(src.size());
+  // Allocated here (a failure is bad input, in the main thread), first touched by the thread
+  // that owns them: on a node of several memory domains each buffer lies in its owner's
+  // domain, as a rank's halo does.
+  std::vector<std::unique_ptr<Buffers>> src, dst;
+  for (int i = 0; i < n; i++) {
+    src.push_back(std::make_unique<Buffers>(largest));
+    dst.push_back(std::make_unique<Buffers>(largest));
+  }
   std::vector<std::vector<double>> alone(sizes.size()), mine(static_cast<std::size_t>(n));
   calibration::SpinBarrier barrier(n);
   std::vector<int> wrong(static_cast<std::size_t>(n), 0);
   auto body = [&](int i) {
     pin_to(cpus[static_cast<std::size_t>(i)]);
-    // First touch by the thread that owns them: on a node of several memory domains each
-    // buffer lies in its owner's domain, as a rank's halo does.
-    src[static_cast<std::size_t>(i)] = std::make_unique<Buffers>(largest);
-    dst[static_cast<std::size_t>(i)] = std::make_unique<Buffers>(largest);
     std::memset(src[static_cast<std::size_t>(i)]->data, 0, largest);
     std::memset(dst[static_cast<std::size_t>(i)]->data, 0, largest);
     barrier.wait();
@@ -161,13 +201,13 @@ int run(int argc, char** argv)
   // Every thread spins at the barrier: each needs a core of its own, or a copy would wait
   // for a thread that is not running.
   if (cpus.size() < 2) { // nothing to measure here, and nothing wrong: 77, as automake's "skipped"
-    std::fprintf(stderr, "calib_copy: this process may run on %zu CPU; expected at least 2 (a writer and a copier on "
+    std::fprintf(stderr, "calib_copy: this process may run on %zu core; expected at least 2 (a writer and a copier on "
                          "different cores); no trace written\n", cpus.size());
     return 77;
   }
   if (copiers > static_cast<int>(cpus.size()))
     return usage("--copiers " + std::to_string(copiers) + ": this process may run on " + std::to_string(cpus.size()) +
-                 " CPUs; expected at most that many (each copier spins on a core of its own)");
+                 " cores; expected at most that many (each copier spins on a core of its own)");
   if (copiers > 0)
     cpus.resize(static_cast<std::size_t>(copiers));
   const int n = static_cast<int>(cpus.size());

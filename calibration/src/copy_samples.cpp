@@ -5,28 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <limits>
 
 namespace calibration {
-
-namespace {
-
-/** The least-squares slope of t over x (s per byte); 0 with fewer than two sizes. */
-double slope_of(const std::vector<double>& x, const std::vector<double>& t)
-{
-  if (x.size() < 2)
-    return 0;
-  const double n = static_cast<double>(x.size());
-  const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n, mt = std::accumulate(t.begin(), t.end(), 0.0) / n;
-  double sxx = 0, sxt = 0;
-  for (std::size_t i = 0; i < x.size(); i++) {
-    sxx += (x[i] - mx) * (x[i] - mx);
-    sxt += (x[i] - mx) * (t[i] - mt);
-  }
-  return sxx > 0 ? sxt / sxx : 0;
-}
-
-} // namespace
 
 CachedCopyFit fit_cached_copy(const Benchmark& b, const std::string& path)
 {
@@ -81,7 +62,9 @@ CachedCopyFit fit_cached_copy(const Benchmark& b, const std::string& path)
       t.push_back(f.alone_seconds[r]);
       f.limit = f.bytes[r];
     }
-  const double one_slope = slope_of(x, t);
+  // The same law as the segment's (a line, least squares on relative errors) through the
+  // alone times of its sizes.
+  const double one_slope = x.size() >= 2 ? fit_piecewise(x, t, 1, 2).segments.front().slope : 0;
   // A single copy cannot go slower than its share of all of them: where the alone times give
   // no positive slope (noise), the share stands for them.
   f.one_rate = one_slope > 0 ? std::max(1.0 / one_slope, f.node_rate / f.copiers) : f.node_rate / f.copiers;
@@ -132,8 +115,8 @@ void CachedCopySamples::write(nlohmann::ordered_json& rates, nlohmann::ordered_j
   q["as_charged"] = rate_fit_quality(work, measured, first.node_rate);
   node_.describe(q, "cached_copy_bandwidth");
   if (std::any_of(fits_.begin(), fits_.end(), [](const CachedCopyFit& f) { return !f.left_caches; }))
-    q["note"] = "in some trace the copies never slowed down up to the largest size measured (cached_copy_limit is "
-                "that size): a larger --max-bytes would find where they leave the caches";
+    q["note"] = "in some trace the fit found no slower segment after the fastest one (cached_copy_limit is the "
+                "largest size measured): a larger --max-bytes would find where the copies leave the caches";
   quality["cached_copy"] = q;
 }
 

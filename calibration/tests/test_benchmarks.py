@@ -69,10 +69,11 @@ def test_copy_benchmark_writes_a_trace_the_fitter_reads(tmp_path):
             assert g[name].shape == (9, 3) and g[name].attrs["unit"] in (b"s", "s")
             # A copy of 1 MiB at no more than 1 TB/s, each repetition timed on its own.
             assert (g[name][()] > 0).all() and (g[name][-1] > 2**20 / 1e12).all()
+        # Copies of 256 times the bytes take longer (the copies happened, each timed on its own).
+        for name in ("alone_seconds", "all_seconds"):
+            assert np.median(g[name][-1]) > 4 * np.median(g[name][0])
     rates = fitted(tmp_path, trace)["rates"]
     assert rates["cached_copy_bandwidth"]["value"] > 1e8
-    assert rates["cached_copy_bandwidth_one_core"]["value"] >= rates["cached_copy_bandwidth"]["value"] / 2
-    assert 4096 <= rates["cached_copy_limit"]["value"] <= 2**20
 
 
 @pytest.mark.skipif(shutil.which("taskset") is None, reason="no taskset")
@@ -80,7 +81,7 @@ def test_copy_benchmark_on_one_cpu_skips_with_77_and_writes_nothing(tmp_path):
     trace = tmp_path / "copy.h5"
     res = subprocess.run(["taskset", "-c", "0", str(BIN / "calib_copy"), "-o", str(trace)], capture_output=True,
                          text=True)
-    assert res.returncode == 77 and "calib_copy: this process may run on 1 CPU; expected at least 2" in res.stderr
+    assert res.returncode == 77 and "calib_copy: this process may run on 1 core; expected at least 2" in res.stderr
     assert not trace.exists()
 
 

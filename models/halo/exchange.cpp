@@ -316,12 +316,12 @@ void Exchange::exchange_detailed(std::size_t a)
  * two_ranks_one_node in 0.22 s). */
 void Exchange::run_copier(std::size_t a)
 {
-  double bus_bytes = 0, least = 0;
+  double bus_bytes = 0;
+  const double least = plan_.copy_least_in[a];
   bool single_copy = false;
   for (std::size_t ti : plan_.in[a])
     if (plan_.transfers[ti].intra) {
       bus_bytes += plan_.transfers[ti].copy_bus_bytes;
-      least += plan_.transfers[ti].copy_least;
       single_copy = single_copy || plan_.transfers[ti].protocol == Protocol::SingleCopy;
     }
   for (std::int64_t it = 0; it < s_.iterations; it++) {

@@ -38,8 +38,9 @@ halo::CachedCopies cached_copies(const simcore::SimContext& ctx, const std::stri
   c.limit = take("cached_copy_limit", simcore::Quantity::Size);
   if (c.bandwidth > 0 && !(c.limit > 0))
     throw ctx.param_error("cached_copy_bandwidth",
-                          "parameter 'cached_copy_bandwidth' is set but no 'cached_copy_limit' (here or in the "
-                          "profile); expected the largest copy that runs at the cached rate");
+                          std::string(p.get_double("cached_copy_bandwidth") > 0 ? "parameter" : "the profile's rate") +
+                              " 'cached_copy_bandwidth' is set but no 'cached_copy_limit' (in the scenario or the "
+                              "profile); expected the largest copy that runs at the cached rate");
   return c;
 }
 

@@ -27,8 +27,9 @@ double predicted_time(Protocol p, const TransferOutlook& t, const Protocols& s)
   // The receiving node finishes when its NIC and its memory bus are both done: a protocol
   // adds latencies on the network path, or copies to the bus (alone at full speed among the
   // node's total, or at the end shared by the node's ranks).
-  const double alone = t.bytes / t.memory_bandwidth;
-  const double shared = alone * std::max(t.bus_users, 1.0);
+  // A copy goes no faster than one core copies, however idle the bus (t.copy_least).
+  const double alone = std::max(t.bytes / t.memory_bandwidth, t.copy_least);
+  const double shared = std::max(t.bytes / t.memory_bandwidth * std::max(t.bus_users, 1.0), t.copy_least);
   if (t.intra) {
     if (p == Protocol::Eager)
       return std::max(2 * shared, t.bus_seconds + 2 * alone); // into the shared buffer, out of it

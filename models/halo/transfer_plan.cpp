@@ -77,6 +77,7 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
     const double bus = s.memory_bandwidth_on(b);
     // The rate this message's copies get alone (cached, for intra-node data that fits).
     t.memory_bandwidth = m.intra ? m.bytes * bus / s.intra_copy_on(b, m.bytes).bus_bytes : bus;
+    t.copy_least = m.intra ? s.intra_copy_on(b, m.bytes).least_seconds : 0;
     t.bus_seconds = bus_bytes[b] / bus;
     t.bus_users = ranks_on[b];
     if (!m.intra) {
@@ -101,9 +102,11 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
   std::vector<double> delay(first.size(), 0), pending(first.size(), 0);
   for (const auto& m : msgs) {
     auto* h = s.host_of_rank[m.from];
-    if (m.intra && m.protocol == Protocol::Eager)
-      pending[m.from] += static_cast<double>(m.parts) * s.intra_copy_on(h, m.bytes).bus_bytes * ranks_on[h] /
-                         s.memory_bandwidth_on(h);
+    if (m.intra && m.protocol == Protocol::Eager) {
+      const CopyCost c = s.intra_copy_on(h, m.bytes);
+      pending[m.from] += static_cast<double>(m.parts) *
+                         std::max(c.bus_bytes * ranks_on[h] / s.memory_bandwidth_on(h), c.least_seconds);
+    }
     else if (!m.intra)
       delay[m.from] = pending[m.from]; // copies before this network send
   }
@@ -173,6 +176,10 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
   // Transfers: one per message at rank granularity, one per (node pair, protocol) at node
   // granularity, kept in the order their first message has (the neighbour order).
   std::map<std::tuple<std::int64_t, std::int64_t, int>, std::size_t> merged;
+  // One core's least copy times, summed per rank: what each sender copies in (eager) per
+  // transfer, what each receiver copies out or single-copies.
+  std::map<std::pair<std::size_t, std::int64_t>, double> sender_least;
+  std::map<std::int64_t, double> receiver_least;
   for (const auto& m : msgs) {
     plan.messages_by[m.intra ? 1 : 0][static_cast<int>(m.protocol)] += m.parts;
     plan.bytes_by[m.intra ? 1 : 0] += m.bytes * static_cast<double>(m.parts);
@@ -193,11 +200,19 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     t.total += m.bytes * static_cast<double>(m.parts);
     t.messages += m.parts;
     t.first_chunk = std::min(t.first_chunk, std::min(s.protocols.chunk_size, m.bytes));
-    if (m.intra) { // the ranks of a node copy side by side: the aggregate's least time is the longest
+    if (m.intra) {
       const CopyCost c = s.intra_copy_on(s.host_of_rank[m.from], m.bytes);
-      t.copy_bus_bytes += c.bus_bytes * static_cast<double>(m.parts);
-      t.copy_least = std::max(t.copy_least, c.least_seconds * static_cast<double>(m.parts));
+      const double parts = static_cast<double>(m.parts);
+      t.copy_bus_bytes += c.bus_bytes * parts;
+      if (m.protocol == Protocol::Eager)
+        t.copy_least = std::max(t.copy_least, sender_least[{ti, m.from}] += c.least_seconds * parts);
+      receiver_least[m.to] += c.least_seconds * parts;
     }
+  }
+  plan.copy_least_in.assign(agents, 0);
+  for (const auto& [rank, least] : receiver_least) {
+    double& in = plan.copy_least_in[static_cast<std::size_t>(agent_of_rank[rank])];
+    in = std::max(in, least);
   }
   plan.network_first.assign(agents, 1); // node granularity: one aggregated copy, no order
   if (s.granularity == Granularity::Rank)

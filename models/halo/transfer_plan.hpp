@@ -63,7 +63,8 @@ struct Transfer {
   std::int64_t messages = 0;    ///< MPI messages it stands for
   double first_chunk = 0;       ///< pipelined: bytes of the first chunk
   double copy_bus_bytes = 0;    ///< intra: what one copy of all its messages puts on the node's bus
-  double copy_least = 0;        ///< intra: s, the least time of that copy (one core's rate, per rank)
+  double copy_least = 0;        ///< intra: s, the least time of its senders' copies into shared buffers
+                                ///< (eager: each sender copies its messages in turn, senders side by side)
 };
 
 /** The route between two hosts as the network model sees a message of `bytes`. */
@@ -81,6 +82,9 @@ struct Plan {
   std::vector<Transfer> transfers;
   std::vector<std::vector<std::size_t>> out, in; ///< transfer indices per agent, in neighbour order
   std::vector<char> network_first;               ///< per agent: post network sends before eager copies
+  /** Per agent: the least time of its intra-node receive copies (each rank copies its own in
+   *  turn at one core's rate, the ranks of a node side by side: the longest rank's). */
+  std::vector<double> copy_least_in;
   /** MPI messages per iteration by channel (0 inter, 1 intra) and protocol. */
   std::int64_t messages_by[2][kProtocols] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
   double bytes_by[2] = {0, 0}; ///< per iteration, inter and intra
