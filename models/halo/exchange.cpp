@@ -318,19 +318,17 @@ void Exchange::run_copier(std::size_t a)
 {
   double bus_bytes = 0;
   const double least = plan_.copy_least_in[a];
-  bool single_copy = false;
+  const double startup = static_cast<double>(plan_.copy_startups_in[a]) * s_.protocols.single_copy_startup;
   for (std::size_t ti : plan_.in[a])
-    if (plan_.transfers[ti].intra) {
+    if (plan_.transfers[ti].intra)
       bus_bytes += plan_.transfers[ti].copy_bus_bytes;
-      single_copy = single_copy || plan_.transfers[ti].protocol == Protocol::SingleCopy;
-    }
   for (std::int64_t it = 0; it < s_.iterations; it++) {
     copier_go_[a]->acquire();
     for (std::size_t ti : plan_.in[a])
       if (plan_.transfers[ti].intra)
         channels_[ti].posted->acquire();
-    if (single_copy && s_.protocols.single_copy_startup > 0)
-      sg4::this_actor::sleep_for(s_.protocols.single_copy_startup);
+    if (startup > 0)
+      sg4::this_actor::sleep_for(startup);
     copy_on_bus(a, bus_bytes, least);
     copier_done_[a]->release();
   }

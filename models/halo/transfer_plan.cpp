@@ -180,6 +180,7 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
   // transfer, what each receiver copies out or single-copies.
   std::map<std::pair<std::size_t, std::int64_t>, double> sender_least;
   std::map<std::int64_t, double> receiver_least;
+  std::map<std::int64_t, std::int64_t> receiver_startups;
   for (const auto& m : msgs) {
     plan.messages_by[m.intra ? 1 : 0][static_cast<int>(m.protocol)] += m.parts;
     plan.bytes_by[m.intra ? 1 : 0] += m.bytes * static_cast<double>(m.parts);
@@ -207,7 +208,14 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
       if (m.protocol == Protocol::Eager)
         t.copy_least = std::max(t.copy_least, sender_least[{ti, m.from}] += c.least_seconds * parts);
       receiver_least[m.to] += c.least_seconds * parts;
+      if (m.protocol == Protocol::SingleCopy && m.from != m.to)
+        receiver_startups[m.to] += m.parts;
     }
+  }
+  plan.copy_startups_in.assign(agents, 0);
+  for (const auto& [rank, startups] : receiver_startups) {
+    std::int64_t& in = plan.copy_startups_in[static_cast<std::size_t>(agent_of_rank[rank])];
+    in = std::max(in, startups);
   }
   plan.copy_least_in.assign(agents, 0);
   for (const auto& [rank, least] : receiver_least) {

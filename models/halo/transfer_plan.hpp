@@ -85,6 +85,10 @@ struct Plan {
   /** Per agent: the least time of its intra-node receive copies (each rank copies its own in
    *  turn at one core's rate, the ranks of a node side by side: the longest rank's). */
   std::vector<double> copy_least_in;
+  /** Per agent: single-copy start-ups before its receive copies: a rank's single copies from
+   *  other ranks start one after another (a message to itself has none: MPI's self transport
+   *  copies it at once); at node granularity the node's rank with the most. */
+  std::vector<std::int64_t> copy_startups_in;
   /** MPI messages per iteration by channel (0 inter, 1 intra) and protocol. */
   std::int64_t messages_by[2][kProtocols] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
   double bytes_by[2] = {0, 0}; ///< per iteration, inter and intra

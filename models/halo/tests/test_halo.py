@@ -76,6 +76,17 @@ def test_one_node_single_copy_shares_the_memory_bus(tmp_path):
     assert four.metrics["makespan"] == pytest.approx(2e-6 + 6 * 80000 / M, rel=1e-12)
 
 
+def test_single_copies_start_one_after_another_and_a_rank_copies_to_itself_at_once(tmp_path):
+    """Two ranks of one node, periodic: each single-copies both x faces from the other rank
+    (two start-ups, one after the other) and its four y and z faces from itself (none: MPI's
+    self transport); then the twelve copies of 32,768 B share the bus. Both granularities."""
+    for granularity in ("rank", "node"):
+        res = scenario(tmp_path, local_cells="64,64,64", periodic="true", ranks_per_node=2,
+                       granularity=granularity).run()
+        assert res.metrics["intra_single-copy_messages"] == 12
+        assert res.metrics["makespan"] == pytest.approx(2 * 2e-6 + 12 * 32768 / M, rel=1e-12)
+
+
 def test_memory_bus_of_a_profile_host_type(tmp_path):
     """memory_bandwidth 0: each node's bus runs at its host type's calibrated copy rate (n-1 has
     its own), else at the profile-wide one."""
