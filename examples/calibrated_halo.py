@@ -9,7 +9,11 @@ as `simcore calibrate` does. The case is scenarios/halo/two_ranks_one_node.xml (
 node, one face of 5 variables each way, SMPI's network model) at 16^3 to 128^3 cells per rank,
 run without a profile (the platform's nominal host speed and loopback, 50 flops per cell)
 and with it (the fitted loopback and SMPI factors, the DGEMM core speed, and the stencil's
-flops per cell), printed and plotted side by side.
+flops per cell), printed and plotted side by side. Then the same exchange with periodic
+boundaries (six faces a rank: two to the other rank, four to itself), predicted with the
+profile in both modes: SMPI mode (one loopback transfer per message) and the detailed mode
+(copies through the node's memory at calib_copy's cached rates, the single copies' start-up
+from the ping-pong fit), which sees the six copies contend.
 """
 import argparse
 import glob
@@ -47,7 +51,9 @@ def main():
             run = run.copy()
             run.calibration = profile_path
             fitted.append(run)
-        results = simcore.run_many(plain + fitted)
+        periodic = {mode: [run.with_params(periodic=True, mode=mode) for run in fitted]
+                    for mode in ("smpi", "detailed")}
+        results = simcore.run_many(plain + fitted + periodic["smpi"] + periodic["detailed"])
     print("%8s %10s | %14s %14s | %14s %14s" % ("cells", "face (kB)", "comm, plain", "comm, fitted", "compute, plain",
                                               "compute, fitted"))
     comm = {"plain": [], "fitted": []}
@@ -61,6 +67,13 @@ def main():
         print("%8s %10.1f | %11.2f us %11.2f us | %11.3f ms %11.3f ms" % (
             "%d^3" % n, n * n * 5 * 8 / 1e3, comm["plain"][-1], comm["fitted"][-1], compute["plain"][-1],
             compute["fitted"][-1]))
+
+    print("periodic, with the profile (six faces a rank):")
+    print("%8s %10s | %14s %14s" % ("cells", "face (kB)", "SMPI mode", "detailed mode"))
+    for i, n in enumerate(SIZES):
+        smpi, detailed = (results[(k + 2) * len(SIZES) + i].metrics["communication_time_slowest"] * 1e6
+                          for k in (0, 1))
+        print("%8s %10.1f | %11.2f us %11.2f us" % ("%d^3" % n, n * n * 5 * 8 / 1e3, smpi, detailed))
 
     import matplotlib
 
