@@ -29,10 +29,15 @@ profile sets).
 
 With --periodic the exchange has periodic boundaries: each rank sends both its x faces to the
 other rank and its four y and z faces to itself (six copies a rank, which contend for the
-node's memory), in the native run and in both modes of the model.
+node's memory), in the native run and in both modes of the model. With --stencil 27 a rank
+also exchanges edges and corners (periodic: 26 messages, 18 of them to the other rank), and
+with --unbundled each variable goes in a message of its own: many small messages, whose cost
+a rank pays one after another (the message gaps of calib_pingpong's exchange windows, which
+the detailed mode charges; SMPI mode charges none).
 
     calibration/predict_loop.py [OUT_DIR] [--rounds 11] [--sizes 16,32,64,128] [--hosts A,B]
                                 [--max-bytes 4194304] [--buffers per-size|shared] [--periodic]
+                                [--stencil 7|27] [--unbundled]
 """
 import argparse
 import json
@@ -76,15 +81,30 @@ def run(cmd, **kw):
     return subprocess.run([str(c) for c in cmd], env=ENV, check=True, capture_output=True, text=True, **kw).stdout
 
 
-def native(where, n, periodic):
+class Shape:
+    """The exchange of the loop: boundaries, stencil, one message a neighbour or a variable."""
+
+    def __init__(self, periodic=False, stencil=7, bundled=True):
+        self.periodic, self.stencil, self.bundled = periodic, stencil, bundled
+
+    def native_args(self):
+        return ["--periodic", "1" if self.periodic else "0", "--stencil", str(self.stencil),
+                "--bundled", "1" if self.bundled else "0"]
+
+    def model_args(self):
+        return ["--set", f"periodic={'true' if self.periodic else 'false'}", "--set", f"stencil={self.stencil}-point",
+                "--set", f"bundled={'true' if self.bundled else 'false'}"]
+
+
+def native(where, n, shape):
     out = run(where.mpirun + [BIN / "halo_mpi", "--procs", "2,1,1", "--local", f"{n},{n},{n}", "--variables", "5",
-                              "--periodic", "1" if periodic else "0", "--iterations", "300", "--warmup", "20"])
+                              *shape.native_args(), "--iterations", "300", "--warmup", "20"])
     return statistics.median(json.loads(out.strip().splitlines()[-1])["per_iteration_max"])
 
 
-def model(where, profile, n, out_dir, mode="smpi", periodic=False):
+def model(where, profile, n, out_dir, shape, mode="smpi"):
     out = run([BIN / "simcore", "run", where.scenario, "--calibration", profile, "--set", f"local_cells={n},{n},{n}",
-               "--set", f"mode={mode}", "--set", f"periodic={'true' if periodic else 'false'}", "--quiet", "--json",
+               "--set", f"mode={mode}", *shape.model_args(), "--quiet", "--json",
                "--out", out_dir])
     return json.loads(out)["metrics"]["communication_time_slowest"]
 
@@ -102,7 +122,12 @@ def main():
                     help="calib_pingpong's buffers: allocated for each size (default) or one large one")
     ap.add_argument("--periodic", action="store_true",
                     help="periodic boundaries: six faces a rank (two to the other rank, four to itself)")
+    ap.add_argument("--stencil", type=int, choices=[7, 27], default=7,
+                    help="27: faces, edges and corners (with --periodic, 26 messages a rank: 18 to the other rank)")
+    ap.add_argument("--unbundled", action="store_true",
+                    help="one message a variable (5 a neighbour) instead of one a neighbour")
     a = ap.parse_args()
+    shape = Shape(a.periodic, a.stencil, not a.unbundled)
     hosts = a.hosts.split(",") if a.hosts else []
     if a.hosts is not None and (len(hosts) != 2 or not all(hosts) or hosts[0] == hosts[1]):
         ap.error(f"--hosts {a.hosts}: expected two different node names A,B")
@@ -154,24 +179,24 @@ def main():
             raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout, done.stderr)
         copies.append(copy if done.returncode == 0 else None)
         for n in sizes:
-            natives[n].append(native(where, n, a.periodic))
+            natives[n].append(native(where, n, shape))
     profile = out / "profile.json"
     print(run([BIN / "simcore", "calibrate", *traces, out / "stream.h5", *filter(None, copies), "-o", profile]), end="")
-    models = {n: model(where, profile, n, out / f"run-{n}", periodic=a.periodic) for n in sizes}
+    models = {n: model(where, profile, n, out / f"run-{n}", shape) for n in sizes}
     # The halo model's default mode, which charges MPI's copies itself at the profile's cached
     # copy rates: printed beside, not what the loop checks.
-    detailed = {n: model(where, profile, n, out / f"run-{n}-detailed", "detailed", a.periodic) for n in sizes}
+    detailed = {n: model(where, profile, n, out / f"run-{n}-detailed", shape, "detailed") for n in sizes}
     paired = {n: [] for n in sizes}  # each round: its own profile against its own native run
     paired_detailed = {n: [] for n in sizes}
     for r, trace in enumerate(traces):
         own = out / f"profile-{r}.json"
         run([BIN / "simcore", "calibrate", trace, out / "stream.h5", *filter(None, [copies[r]]), "-o", own])
         for n in sizes:
-            paired[n].append((model(where, own, n, out / f"run-{n}-{r}", periodic=a.periodic) - natives[n][r])
+            paired[n].append((model(where, own, n, out / f"run-{n}-{r}", shape) - natives[n][r])
                              / natives[n][r])
-            paired_detailed[n].append((model(where, own, n, out / f"run-{n}-{r}-detailed", "detailed", a.periodic)
+            paired_detailed[n].append((model(where, own, n, out / f"run-{n}-{r}-detailed", shape, "detailed")
                                        - natives[n][r]) / natives[n][r])
-    print(f"{'cells':<8} {'face (B)':>9} {'native (us)':>12} {'model (us)':>11} {'error':>8}  {'paired error':>13}"
+    print(f"{'cells':<8} {'message (B)':>11} {'native (us)':>12} {'model (us)':>11} {'error':>8}  {'paired error':>13}"
           f"  {'detailed (us)':>13} {'error':>8} {'paired':>8}   native per round (us)")
     worst = worst_paired = 0.0
     for n in sizes:
@@ -179,14 +204,15 @@ def main():
         err, perr = (mod - nat) / nat, statistics.median(paired[n])
         worst, worst_paired = max(worst, abs(err)), max(worst_paired, abs(perr))
         rounds = ", ".join(f"{1e6 * x:.2f}" for x in natives[n])
-        print(f"{str(n) + '^3':<8} {n * n * 5 * 8:>9} {nat * 1e6:>12.2f} {mod * 1e6:>11.2f} {100 * err:>+7.1f} %"
+        print(f"{str(n) + '^3':<8} {n * n * (5 if shape.bundled else 1) * 8:>11} {nat * 1e6:>12.2f} {mod * 1e6:>11.2f} {100 * err:>+7.1f} %"
               f" {100 * perr:>+11.1f} %  {detailed[n] * 1e6:>13.2f} {100 * (detailed[n] - nat) / nat:>+7.1f} %"
               f" {100 * statistics.median(paired_detailed[n]):>+6.1f} %   {rounds}")
     print(f"{where.name}{' (' + ','.join(hosts) + ')' if hosts else ''}: "
           f"largest error: {100 * worst:.1f} % pooled, {100 * worst_paired:.1f} % paired (median of {a.rounds} "
           f"rounds, each calibrated and predicted on its own), SMPI mode; the detailed mode's errors are beside it; "
           f"traces and profiles: {out}")
-    json.dump({"placement": where.name, "hosts": hosts, "periodic": a.periodic, "sizes": sizes, "native_s": natives, "model_s": models, "paired_error": paired,
+    json.dump({"placement": where.name, "hosts": hosts, "periodic": a.periodic, "stencil": a.stencil,
+               "bundled": shape.bundled, "sizes": sizes, "native_s": natives, "model_s": models, "paired_error": paired,
                "model_detailed_s": detailed, "paired_error_detailed": paired_detailed},
               open(out / "loop.json", "w"), indent=1)
 

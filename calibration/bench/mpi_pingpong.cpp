@@ -263,9 +263,67 @@ void time_one_way(int rank, int s, int w, int reps, const MessageBuffer& window,
   }
 }
 
-/** The three patterns timed at every size; rank 0's times (repetitions of each size in a row). */
+/** An exchange window: both ranks post w receives (into `window`), then w sends of s bytes
+ *  (all from `sbuf`: concurrent sends may share a buffer), then wait for all of them, as a
+ *  halo exchange of w messages each way does. One untimed window, then one timed right after
+ *  it (the messages pace the ranks: no barrier's skew); the slower rank's time per window.
+ *  Less the ping-ping time of one message, over w - 1, it is the gap of each further message. */
+void time_exchange_window(int rank, int s, int w, int reps, const MessageBuffer& sbuf, const MessageBuffer& window,
+                          std::vector<MPI_Request>& reqs, std::vector<double>& times)
+{
+  for (int r = -1; r < reps; r++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t = 0;
+    if (rank < 2) {
+      auto exchange = [&] {
+        for (int k = 0; k < w; k++)
+          MPI_Irecv(window.data() + static_cast<std::size_t>(k) * static_cast<std::size_t>(s), s, MPI_BYTE, 1 - rank,
+                    4, MPI_COMM_WORLD, &reqs[static_cast<std::size_t>(k)]);
+        for (int k = 0; k < w; k++)
+          MPI_Isend(sbuf.data(), s, MPI_BYTE, 1 - rank, 4, MPI_COMM_WORLD, &reqs[static_cast<std::size_t>(w + k)]);
+        MPI_Waitall(2 * w, reqs.data(), MPI_STATUSES_IGNORE);
+      };
+      exchange();
+      const double t0 = MPI_Wtime();
+      exchange();
+      t = MPI_Wtime() - t0;
+    }
+    double slowest = 0;
+    MPI_Reduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0 && r >= 0)
+      times.push_back(slowest);
+  }
+}
+
+/** A self window: rank 0 posts w receives from itself, then w sends of s bytes to itself, then
+ *  waits for all of them (a halo exchange's messages to itself, through MPI's self transport);
+ *  one untimed window, then one timed right after it; rank 0's time per window. */
+void time_self_window(int rank, int s, int w, int reps, const MessageBuffer& sbuf, const MessageBuffer& window,
+                      std::vector<MPI_Request>& reqs, std::vector<double>& times)
+{
+  for (int r = -1; r < reps; r++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank != 0)
+      continue;
+    auto exchange = [&] {
+      for (int k = 0; k < w; k++)
+        MPI_Irecv(window.data() + static_cast<std::size_t>(k) * static_cast<std::size_t>(s), s, MPI_BYTE, 0, 5,
+                  MPI_COMM_WORLD, &reqs[static_cast<std::size_t>(k)]);
+      for (int k = 0; k < w; k++)
+        MPI_Isend(sbuf.data(), s, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &reqs[static_cast<std::size_t>(w + k)]);
+      MPI_Waitall(2 * w, reqs.data(), MPI_STATUSES_IGNORE);
+    };
+    exchange();
+    const double t0 = MPI_Wtime();
+    exchange();
+    if (r >= 0)
+      times.push_back(MPI_Wtime() - t0);
+  }
+}
+
+/** The patterns timed at every size; rank 0's times (repetitions of each size in a row). */
 struct SweepTimes {
-  calibration::Dataset round_trip, ping_ping, one_way;
+  calibration::Dataset round_trip, ping_ping, one_way, exchange_window, self_window;
 };
 
 /** Times every size, allocating per-size buffers as it goes; false (said on stderr) when a
@@ -274,7 +332,7 @@ bool sweep(const PingPongOptions& o, const std::vector<double>& sizes, int rank,
            MessageBuffer& sbuf, SweepTimes& times)
 {
   const bool per_size = o.buffers == "per-size";
-  std::vector<MPI_Request> reqs(static_cast<std::size_t>(o.window));
+  std::vector<MPI_Request> reqs(2 * static_cast<std::size_t>(o.window));
   for (double sd : sizes) {
     const int s = static_cast<int>(sd);
     const int w = o.window_of(static_cast<std::size_t>(s));
@@ -287,6 +345,8 @@ bool sweep(const PingPongOptions& o, const std::vector<double>& sizes, int rank,
                                           "a one-way window"))
       return false;
     time_one_way(rank, s, w, o.reps, buf, reqs, times.one_way.values);
+    time_exchange_window(rank, s, w, o.reps, sbuf, buf, reqs, times.exchange_window.values);
+    time_self_window(rank, s, w, o.reps, sbuf, buf, reqs, times.self_window.values);
   }
   return true;
 }
@@ -323,7 +383,24 @@ calibration::Trace pingpong_trace(const PingPongOptions& o, const std::vector<do
                                {"what", "both ranks at once: MPI_Irecv, MPI_Isend, MPI_Waitall; after one untimed "
                                         "exchange, the mean of exchanges_per_sample back to back, the slower rank's"}},
                               {{"size", sz}, {"time", times.ping_ping}}};
-  trace.benchmarks = {{"pingpong", pp}, {"pingping", both}, {"one_way", one}};
+  calibration::Benchmark window{"exchange_window",
+                                {{"placement", placement},
+                                 {"window", std::to_string(o.window)},
+                                 {"what", "both ranks at once: 'messages' MPI_Irecv, as many MPI_Isend, one "
+                                          "MPI_Waitall; after one untimed window, the next, the slower rank's time "
+                                          "per window"}},
+                                {{"size", sz}, {"time", times.exchange_window}, {"messages", windows}}};
+  calibration::Benchmark self{"self_window",
+                              {{"window", std::to_string(o.window)},
+                               {"what", "rank 0 alone: 'messages' MPI_Irecv from itself, as many MPI_Isend to "
+                                        "itself, one MPI_Waitall; after one untimed window, the next; the time per "
+                                        "window"}},
+                              {{"size", sz}, {"time", times.self_window}, {"messages", windows}}};
+  trace.benchmarks = {{"pingpong", pp},
+                      {"pingping", both},
+                      {"one_way", one},
+                      {"exchange_window", window},
+                      {"self_window", self}};
   return trace;
 }
 
@@ -358,7 +435,7 @@ int main(int argc, char** argv)
   const std::vector<double> sizes = message_sizes(o.max_bytes, o.per_octave);
   MessageBuffer buf, sbuf;
   const std::vector<std::size_t> shape{sizes.size(), static_cast<std::size_t>(o.reps)};
-  SweepTimes times{{{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"}};
+  SweepTimes times{{{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"}};
   if (!fits_everywhere(o, sizes, rank) || !allocate_up_front(o, sizes, rank, buf, sbuf) || !sweep(o, sizes, rank, buf, sbuf, times)) {
     MPI_Finalize();
     return 2;

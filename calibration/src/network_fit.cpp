@@ -87,6 +87,43 @@ void one_way_samples(const Benchmark& b, std::vector<double>& sizes, std::vector
   samples_by_size(b, "time", 1.0, path, sizes, times);
 }
 
+void exchange_window_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times,
+                             std::vector<double>& messages, const std::string& path)
+{
+  std::vector<double> all_sizes, all_times;
+  samples_by_size(b, "time", 1.0, path, all_sizes, all_times);
+  const Dataset count = need_in_group(b, "messages", Quantity::kCount, path);
+  const Dataset size = need_in_group(b, "size", Quantity::kBytes, path);
+  if (count.values.size() != size.rows())
+    throw simcore::InputError(path + " (" + b.name + ")", "dataset 'messages' holds " +
+                                                              std::to_string(count.values.size()) + " values for " +
+                                                              std::to_string(size.rows()) +
+                                                              " sizes; expected the messages of each size's window");
+  const std::size_t reps = all_times.size() / size.rows();
+  for (std::size_t i = 0; i < all_times.size(); i++) {
+    const double w = count.values[i / reps];
+    if (!(w >= 1) || w != std::floor(w))
+      throw simcore::InputError(path + " (" + b.name + ")", "dataset 'messages' holds " + profile_number(w) +
+                                                                "; expected whole counts of at least 1");
+    if (w < 2)
+      continue;
+    sizes.push_back(all_sizes[i]);
+    times.push_back(all_times[i]);
+    messages.push_back(w);
+  }
+}
+
+std::string gap_law(const PiecewiseFit& fit)
+{
+  std::string out;
+  for (std::size_t i = 0; i < fit.segments.size(); i++) {
+    const Segment& s = fit.segments[i];
+    out += (out.empty() ? "" : ";") + std::to_string(i == 0 ? 0LL : std::llround(s.from)) + ":" +
+           profile_number(s.intercept) + ":" + profile_number(std::max(s.slope, 0.0));
+  }
+  return out;
+}
+
 std::string latency_factors(const PiecewiseFit& fit, double latency)
 {
   std::string out;

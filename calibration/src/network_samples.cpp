@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace calibration {
 
@@ -77,6 +78,59 @@ void median_per_size(std::vector<double> sizes, std::vector<double> times, std::
   }
 }
 
+/** A gap fit's quality: R^2, errors, its segments (seconds, seconds per byte), the sizes fitted
+ *  and the size they lie below (0: every size). */
+nlohmann::ordered_json gap_quality(const PiecewiseFit& fit, std::size_t samples, double below,
+                                   const std::vector<double>& spread)
+{
+  nlohmann::ordered_json g = quality_json(fit.quality);
+  g["segments"] = nlohmann::ordered_json::array();
+  for (const auto& seg : fit.segments)
+    g["segments"].push_back({{"from", seg.from},
+                             {"seconds", seg.intercept},
+                             {"seconds_per_byte", std::max(seg.slope, 0.0)}});
+  g["samples"] = samples;
+  g["below"] = std::isfinite(below) ? below : 0.0;
+  g["median_rel_spread_of_repetitions"] = simcore::quantile(spread, 0.5);
+  return g;
+}
+
+/** The message gaps of one placement: each exchange window less the ping-ping time of one
+ *  message of its size (the fitted medians `msizes`, `mtimes`), over its messages less one,
+ *  at the sizes below the ping-ping fit's protocol switch (the eager messages, the only ones
+ *  whose per-message cost is not a handshake of their own); a piecewise fit of their medians
+ *  goes to message_gaps, with its quality. */
+void write_gaps(const std::string& placement, const PiecewiseFit& pingping, const std::vector<double>& msizes,
+                const std::vector<double>& mtimes, const std::vector<double>& sizes, const std::vector<double>& times,
+                const std::vector<double>& messages, const FitOptions& options, ProfileParts& out,
+                nlohmann::ordered_json& q)
+{
+  const double below = pingping.switch_point() > 0 ? pingping.switch_point() : std::numeric_limits<double>::infinity();
+  std::vector<double> gs, gt;
+  for (std::size_t i = 0; i < sizes.size(); i++) {
+    if (sizes[i] >= below)
+      continue;
+    const auto it = std::find(msizes.begin(), msizes.end(), sizes[i]);
+    if (it == msizes.end())
+      continue; // a size the ping-ping fit left out
+    const double one = mtimes[static_cast<std::size_t>(it - msizes.begin())];
+    gs.push_back(sizes[i]);
+    gt.push_back(std::max((times[i] - one) / (messages[i] - 1), 1e-12));
+  }
+  std::vector<double> ms, mt, spread;
+  median_per_size(gs, gt, ms, mt, spread);
+  auto& g = q["message_gap"];
+  if (ms.size() < 2) {
+    g = {{"note", "fewer than 2 sizes below the protocol switch with exchange windows: no message gaps"}};
+    return;
+  }
+  const PiecewiseFit fit = fit_piecewise(ms, mt, options.max_segments);
+  out.message_gaps[placement] = gap_law(fit);
+  g = gap_quality(fit, ms.size(), below, spread);
+  g["what"] = "per further message of an exchange (calib_pingpong's exchange_window less one ping-ping, over its "
+              "messages less one)";
+}
+
 } // namespace
 
 void NetworkSamples::add(const Trace& t, const std::string& path, const FitOptions& options)
@@ -126,6 +180,15 @@ void NetworkSamples::add(const Trace& t, const std::string& path, const FitOptio
     }
   }
   n.all_have_one_way = n.all_have_one_way && has_one_way;
+  const bool has_window = t.benchmarks.count("exchange_window") != 0;
+  if (has_window)
+    exchange_window_samples(t.benchmarks.at("exchange_window"), n.window_sizes, n.window_times, n.window_messages,
+                            path);
+  n.all_have_window = n.all_have_window && has_window;
+  const bool has_self = t.benchmarks.count("self_window") != 0;
+  if (has_self)
+    exchange_window_samples(t.benchmarks.at("self_window"), self_sizes_, self_times_, self_messages_, path);
+  all_have_self_ = all_have_self_ && has_self;
   n.traces++;
   n.paths.push_back(path);
 }
@@ -240,11 +303,42 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
         o["excluded_sizes"] = excluded3;
       }
     }
+    if (concurrent && n.all_have_window)
+      write_gaps(placement, fit, msizes, mtimes, n.window_sizes, n.window_times, n.window_messages, options, out, q);
     if (!n.one_way_problem.empty()) {
       const std::string note = "one_way not fitted (it is only compared): " + n.one_way_problem;
       q["note"] = q.contains("note") ? q["note"].get<std::string>() + "; " + note : note;
     }
   }
+  if (all_have_self_ && !self_sizes_.empty())
+    write_self_gaps(options, out);
+}
+
+void NetworkSamples::write_self_gaps(const FitOptions& options, ProfileParts& out) const
+{
+  // A message to itself has no latency to leave out: each costs the window's time over its
+  // messages. Below the intra-node fit's protocol switch (the eager messages, whose copies
+  // the halo model charges beside), else every size.
+  double below = std::numeric_limits<double>::infinity();
+  if (out.rates.contains("network_protocol_switch_intra_node"))
+    below = out.rates["network_protocol_switch_intra_node"]["value"].get<double>();
+  std::vector<double> gs, gt;
+  for (std::size_t i = 0; i < self_sizes_.size(); i++)
+    if (self_sizes_[i] < below) {
+      gs.push_back(self_sizes_[i]);
+      gt.push_back(self_times_[i] / self_messages_[i]);
+    }
+  std::vector<double> ms, mt, spread;
+  median_per_size(gs, gt, ms, mt, spread);
+  auto& g = out.quality["message_gap_self"];
+  if (ms.size() < 2) {
+    g = {{"note", "fewer than 2 sizes with self windows below the protocol switch: no gaps for messages to itself"}};
+    return;
+  }
+  const PiecewiseFit fit = fit_piecewise(ms, mt, options.max_segments);
+  out.message_gaps["self"] = gap_law(fit);
+  g = gap_quality(fit, ms.size(), below, spread);
+  g["what"] = "per message of a rank to itself (calib_pingpong's self_window over its messages)";
 }
 
 } // namespace calibration

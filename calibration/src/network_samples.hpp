@@ -15,29 +15,39 @@ namespace calibration {
 
 class NetworkSamples {
 public:
-  /** Adds the samples of trace `t` (read from `path`): its `pingpong` group, and `pingping`
-   *  and `one_way` where the trace has them. simcore::InputError naming the trace when a
+  /** Adds the samples of trace `t` (read from `path`): its `pingpong` group, and `pingping`,
+   *  `one_way`, `exchange_window` and `self_window` where the trace has them. simcore::InputError naming the trace when a
    *  group is malformed, the placement or buffers are unknown, or the buffers differ from
    *  those of the placement's first trace. A bad `one_way` group (only compared) costs a note. */
   void add(const Trace& t, const std::string& path, const FitOptions& options);
 
   /** Fits each placement measured and writes its SMPI factors (network_factors), its route
    *  (the loopback within a node, the links between nodes), the network rates and the
-   *  quality section. simcore::InputError when a placement has fewer than 2 sizes. */
+   *  quality section; where every trace of a placement has ping-ping and exchange windows,
+   *  its message gaps (message_gaps) below the protocol switch; where every trace has self
+   *  windows, the gaps of messages to itself below the intra-node switch. simcore::InputError when a placement has fewer than 2 sizes. */
   void write(const FitOptions& options, ProfileParts& out) const;
 
 private:
+  /** The gaps of messages to itself (message_gaps "self"), from every trace's self_window. */
+  void write_self_gaps(const FitOptions& options, ProfileParts& out) const;
   /** Ping-pong (and ping-ping) samples of every trace of one placement. */
   struct Placement {
     std::vector<double> pingpong_sizes, pingpong_times, pingping_sizes, pingping_times;
     std::vector<double> one_way_sizes, one_way_times; // per message of a stream (calib_pingpong's one_way)
-    bool all_have_pingping = true, all_have_one_way = true;
+    // calib_pingpong's exchange_window: w messages each way at once (the message gaps)
+    std::vector<double> window_sizes, window_times, window_messages;
+    bool all_have_pingping = true, all_have_one_way = true, all_have_window = true;
     std::string one_way_problem; // why a trace's one_way group was left out (it is only compared)
     int traces = 0;
     std::vector<std::string> paths; // of its traces, for the errors of the pooled fit
     std::string buffers, buffers_trace; // of the first trace: the others must match
   };
   std::map<std::string, Placement> placements_;
+  // calib_pingpong's self_window (a rank's messages to itself), of every trace, whatever its
+  // placement: MPI's self transport is the node's.
+  std::vector<double> self_sizes_, self_times_, self_messages_;
+  bool all_have_self_ = true;
 };
 
 } // namespace calibration

@@ -163,7 +163,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     if (std::find(types.begin(), types.end(), match) == types.end() &&
         std::any_of(t.benchmarks.begin(), t.benchmarks.end(),
                     [](const auto& b) {
-                      return b.first != "pingpong" && b.first != "pingping" && b.first != "one_way";
+                      return b.first != "pingpong" && b.first != "pingping" && b.first != "one_way" &&
+                             b.first != "exchange_window" && b.first != "self_window";
                     })) {
       types.push_back(match);
       type_rates[match] = nlohmann::ordered_json::object();
@@ -181,7 +182,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
         throw simcore::InputError(path + " (pingping)", "a 'pingping' group without 'pingpong' (its sizes and "
                                                         "placement); expected a trace of calib_pingpong, which "
                                                         "writes both");
-      else if ((name == "pingping" || name == "one_way") && t.benchmarks.count("pingpong")) {
+      else if ((name == "pingping" || name == "one_way" || name == "exchange_window" || name == "self_window") &&
+               t.benchmarks.count("pingpong")) {
         // read with the trace's pingpong group
       } else if (name == "dgemm")
         dgemm.add(b, t, path, match);
@@ -228,7 +230,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     out.quality["ignored_groups"] = {
         {"groups", ignored},
         {"note", "group(s) no part of the fit reads, left out: " + list +
-                     "; expected pingpong (with pingping, one_way), stream, cached_copy, dgemm, stencil, hash_table or cuda"}};
+                     "; expected pingpong (with pingping, one_way, exchange_window, self_window), stream, cached_copy, dgemm, stencil, hash_table or cuda"}};
   }
   if (!fitted)
     throw simcore::InputError(paths.empty() ? "calibrate" : paths.front(),
@@ -243,6 +245,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
   profile["simgrid_config"] = out.config;
   if (!out.network_factors.empty())
     profile["network_factors"] = out.network_factors;
+  if (!out.message_gaps.empty())
+    profile["message_gaps"] = out.message_gaps;
   profile["rates"] = out.rates;
   profile["meta"] = meta;
   profile["quality"] = out.quality;

@@ -103,6 +103,12 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
         assert (f["pingping/time"][()] > 0).all()
         # Every size streamed in a window of 16 (16 MiB would not fit in 256 MiB of messages).
         assert list(f["one_way/messages"][()]) == [16.0] * len(expected)
+        # Exchange windows: 16 messages each way at once; a window takes longer than one
+        # exchange of its size, and less than 16 exchanges one after another would.
+        assert list(f["exchange_window/messages"][()]) == [16.0] * len(expected)
+        window = np.median(f["exchange_window/time"][()], axis=1)
+        one = np.median(f["pingping/time"][()], axis=1)
+        assert (window > one).all() and np.median(window / one) < 16
     p = fitted(tmp_path, trace)
     assert p["simgrid_config"]["network/model"] == "SMPI"
     assert float(p["simgrid_config"]["network/loopback-bw"]) > 1e8
@@ -111,6 +117,8 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
     assert {"r2", "median_rel_error", "max_rel_error", "segments"} <= set(q) and len(q["segments"]) >= 1
     assert q["pattern"] == "pingping" and "pingpong_fit_not_applied" in q
     assert q["buffers"] == "per-size"
+    # The gaps of further messages, fitted below the protocol switch.
+    assert "intra-node" in p["message_gaps"] and q["message_gap"]["samples"] >= 2
     # Asked for, the ping-pong times are applied instead.
     res2 = subprocess.run([str(BIN / "simcore"), "calibrate", str(trace), "-o", str(tmp_path / "pp.json"),
                            "--network-pattern", "pingpong"], capture_output=True, text=True)

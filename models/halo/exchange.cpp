@@ -26,50 +26,64 @@ namespace {
 
 int g_payload; // what travels in a mailbox: the model counts bytes, not contents
 
-/** A network correction factor (SimGrid 3.32 keeps `network/latency-factor` and
- *  `network/bandwidth-factor` as plain numbers; SMPI's size-dependent factors live in other
- *  settings and are not seen here; a profile's network_factors, which replace both, are). */
-double network_factor(const char* name)
+/** A number of SimGrid's configuration: a network correction factor (SimGrid 3.32 keeps
+ *  `network/latency-factor` and `network/bandwidth-factor` as plain numbers; SMPI's
+ *  size-dependent factors live in other settings and are not seen here; a profile's
+ *  network_factors, which replace both, are), or the implicit loopback's latency and bandwidth. */
+double network_config(const char* name, double otherwise = 1)
 {
   try {
     return simgrid::config::get_value<double>(name);
   } catch (const std::exception&) {
-    return 1;
+    return otherwise;
   }
 }
 
 } // namespace
 
-RouteView Exchange::route(sg4::Host* a, sg4::Host* b, double bytes) const
+RouteView Exchange::route(sg4::Host* a, sg4::Host* b, double bytes, bool loopback_only) const
 {
   std::vector<sg4::Link*> links;
   double latency = 0;
+  // A zone of one host without routes (single_node.xml) has its route table only once the
+  // platform is sealed (asked before, SimGrid crashes); sealing twice does nothing.
+  if (a == b)
+    sg4::Engine::get_instance()->seal_platform();
   a->route_to(b, links, &latency);
   double bandwidth = std::numeric_limits<double>::infinity();
   for (auto* l : links)
     bandwidth = std::min(bandwidth, l->get_bandwidth());
+  if (a == b && links.empty()) { // SimGrid's implicit loopback, which route_to leaves out
+    latency = network_config("network/loopback-lat", 0);
+    bandwidth = network_config("network/loopback-bw", 10e9);
+  }
+  if (loopback_only && !simcore::NetworkFactors::is_intra_node(a, b, links))
+    return {0, bandwidth};
   if (factors_ && !factors_->empty()) { // the profile's factors by placement, as the simulation applies them
     const bool intra = simcore::NetworkFactors::is_intra_node(a, b, links);
     return {latency * factors_->latency_factor(bytes, intra), bandwidth * factors_->bandwidth_factor(bytes, intra)};
   }
-  return {latency * network_factor("network/latency-factor"), bandwidth * network_factor("network/bandwidth-factor")};
+  return {latency * network_config("network/latency-factor"), bandwidth * network_config("network/bandwidth-factor")};
 }
 
 void Exchange::start(simcore::SimContext& ctx)
 {
   ctx_ = &ctx;
   factors_ = &ctx.calibration().network_factors();
-  plan_ = make_plan(s_, [this](sg4::Host* a, sg4::Host* b, double bytes) { return route(a, b, bytes); });
   // The memory bus of each node: a resource whose bandwidth concurrent copies share
-  // (SimGrid's disk model gives exactly that).
+  // (SimGrid's disk model gives exactly that); made before the plan, which may seal the
+  // platform.
   if (s_.mode == Mode::Detailed)
-    for (auto* h : plan_.host)
+    for (auto* h : s_.host_of_rank)
       if (!bus_.count(h)) {
         const double bw = s_.memory_bandwidth_on(h);
         auto* d = h->create_disk("halo-memory-bus", bw, bw);
         d->seal();
         bus_[h] = d;
       }
+  plan_ = make_plan(s_, [this](sg4::Host* a, sg4::Host* b, double bytes, bool loopback_only) {
+    return route(a, b, bytes, loopback_only);
+  });
   channels_.resize(plan_.transfers.size());
   for (std::size_t i = 0; i < plan_.transfers.size(); i++) {
     const Transfer& t = plan_.transfers[i];
@@ -224,9 +238,18 @@ void Exchange::exchange_detailed(std::size_t a)
     copier_go_[a]->release();
   // An intra-node eager send copies into the shared buffer inside MPI_Isend: in neighbour
   // order (later sends wait for it), or after every network send is out (`network_first`).
+  // Each send waits for the message gaps before it (post_delay).
+  const double start = sg4::Engine::get_clock();
+  auto wait_gaps = [&](const Transfer& t) {
+    const double left = start + t.post_delay - sg4::Engine::get_clock();
+    if (left > 0)
+      sg4::this_actor::sleep_for(left);
+  };
   bool deferred = false;
   for (std::size_t ti : plan_.out[a]) {
     const Transfer& t = plan_.transfers[ti];
+    if (!(t.intra && t.protocol == Protocol::Eager && !in_order)) // deferred ones wait below
+      wait_gaps(t);
     if (t.intra) {
       if (t.protocol == Protocol::Eager && in_order) {
         copy_intra(a, t);
@@ -245,6 +268,7 @@ void Exchange::exchange_detailed(std::size_t a)
   if (deferred)
     for (std::size_t ti : plan_.out[a])
       if (plan_.transfers[ti].intra && plan_.transfers[ti].protocol == Protocol::Eager) {
+        wait_gaps(plan_.transfers[ti]);
         copy_intra(a, plan_.transfers[ti]);
         channels_[ti].posted->release();
       }
@@ -318,7 +342,10 @@ void Exchange::run_copier(std::size_t a)
 {
   double bus_bytes = 0;
   const double least = plan_.copy_least_in[a];
-  const double startup = static_cast<double>(plan_.copy_startups_in[a]) * s_.protocols.single_copy_startup;
+  // The single copies' start-ups one after another, beside the latency of the last eager
+  // message (posted last, it arrives that long after).
+  const double startup = std::max(static_cast<double>(plan_.copy_startups_in[a]) * s_.protocols.single_copy_startup,
+                                  plan_.eager_latency_in[a]);
   for (std::size_t ti : plan_.in[a])
     if (plan_.transfers[ti].intra)
       bus_bytes += plan_.transfers[ti].copy_bus_bytes;

@@ -40,7 +40,7 @@ private:
   void copy_on_bus(std::size_t agent, double bus_bytes, double least);
   void copy_intra(std::size_t agent, const Transfer& t); ///< an intra-node copy of all of t's messages
   simgrid::s4u::Disk* bus(std::size_t agent) const { return bus_.at(plan_.host[agent]); }
-  RouteView route(simgrid::s4u::Host* a, simgrid::s4u::Host* b, double bytes) const;
+  RouteView route(simgrid::s4u::Host* a, simgrid::s4u::Host* b, double bytes, bool loopback_only) const;
 
   Setup s_;
   simcore::SimContext* ctx_ = nullptr;

@@ -120,6 +120,12 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
           ? p.get_double("single_copy_startup")
           : ctx.calibration().rate_or("network_latency_past_switch_intra_node", simcore::Quantity::Time,
                                       p.get_double("single_copy_startup"));
+  // The message gaps: the scenario's, else the profile's law by size and placement.
+  s.message_gaps = ctx.calibration().message_gaps();
+  if (p.given("message_gap"))
+    s.fixed_message_gap = p.get_double("message_gap");
+  if (p.given("self_message_gap"))
+    s.fixed_self_gap = p.get_double("self_message_gap");
   s.protocols.inter_large =
       p.get_string("inter_large_protocol") == "pipelined" ? halo::Protocol::Pipelined : halo::Protocol::Rendezvous;
   s.protocols.chunk_size = p.get_double("pipeline_chunk");
@@ -242,6 +248,17 @@ simcore::ModelInfo make_info()
               ParamSpec::quantity("single_copy_startup", ParamType::Time, "2us",
                                   "set-up cost of a kernel-assisted single copy (CMA/XPMEM); unless given, the "
                                   "profile's 'network_latency_past_switch_intra_node', else 2us")
+                  .at_least(0),
+              ParamSpec::quantity("message_gap", ParamType::Time, "0s",
+                                  "detailed mode: a rank's time between posting one eager message to another "
+                                  "rank and the next (each further message of an exchange); unless given, the "
+                                  "profile's 'message_gaps' at the message's size and placement "
+                                  "(calib_pingpong's exchange_window), else 0")
+                  .at_least(0),
+              ParamSpec::quantity("self_message_gap", ParamType::Time, "0s",
+                                  "detailed mode: the same for a rank's eager messages to itself (MPI's self "
+                                  "transport); unless given, the profile's 'message_gaps' for 'self' "
+                                  "(calib_pingpong's self_window), else 0")
                   .at_least(0),
               ParamSpec::quantity("pipeline_chunk", ParamType::Size, "128KiB",
                                   "chunk of a pipelined transfer (Open MPI btl_tcp_max_send_size)")

@@ -84,7 +84,7 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
       const auto key = std::make_tuple(a, b, m.bytes);
       auto it = routes.find(key);
       if (it == routes.end())
-        it = routes.emplace(key, route(a, b, m.bytes)).first;
+        it = routes.emplace(key, route(a, b, m.bytes, false)).first;
       t.latency = it->second.latency;
       t.bandwidth = it->second.bandwidth;
       t.nic_seconds = std::max(nic_out[a], nic_in[b]) / t.bandwidth;
@@ -115,6 +115,43 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
     first[r] = delay[r] > 0 && delay[r] >= s.protocols.dynamic_margin * network_path[r] && bus < network_path[r];
   }
   return first;
+}
+
+/** The message gaps (detailed mode): a rank posts its eager messages one gap apart (to itself,
+ *  the self transport's gap), in the order it posts its sends (neighbour order, or its
+ *  network sends first); each message waits for the gaps of the eager messages posted before
+ *  it, a transfer of several parts (unbundled variables) for its own parts' too, until its
+ *  last is posted. Messages past the eager limit add no gap (their start-ups and handshakes
+ *  are their per-message cost). At node granularity a transfer waits for its latest message. */
+void post_delays(const Setup& s, const std::vector<RankMessage>& msgs, const std::vector<std::size_t>& transfer_of,
+                 const std::vector<char>& network_first, std::vector<Transfer>& transfers)
+{
+  if (s.mode != Mode::Detailed)
+    return; // SMPI mode: what SMPI simulates, which charges no gap
+  std::vector<double> posted(static_cast<std::size_t>(s.grid.ranks()), 0); // gaps so far, per rank
+  auto post = [&](std::size_t i) {
+    const RankMessage& m = msgs[i];
+    const double gap = m.protocol == Protocol::Eager ? s.message_gap(m.bytes, m.intra, m.from == m.to) : 0;
+    double& at = posted[static_cast<std::size_t>(m.from)];
+    Transfer& t = transfers[transfer_of[i]];
+    t.post_delay = std::max(t.post_delay, at + gap * static_cast<double>(m.parts - 1));
+    at += gap * static_cast<double>(m.parts);
+  };
+  // msgs hold each rank's messages together, in neighbour order.
+  for (std::size_t first = 0; first < msgs.size();) {
+    std::size_t end = first;
+    while (end < msgs.size() && msgs[end].from == msgs[first].from)
+      end++;
+    const bool net_first = s.mode == Mode::Detailed && network_first[static_cast<std::size_t>(msgs[first].from)];
+    for (std::size_t i = first; i < end; i++)
+      if (!(net_first && msgs[i].intra && msgs[i].protocol == Protocol::Eager))
+        post(i);
+    if (net_first)
+      for (std::size_t i = first; i < end; i++)
+        if (msgs[i].intra && msgs[i].protocol == Protocol::Eager)
+          post(i);
+    first = end;
+  }
 }
 
 } // namespace
@@ -181,6 +218,9 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
   std::map<std::pair<std::size_t, std::int64_t>, double> sender_least;
   std::map<std::int64_t, double> receiver_least;
   std::map<std::int64_t, std::int64_t> receiver_startups;
+  std::vector<std::size_t> transfer_of; // per message
+  std::map<std::pair<simgrid::s4u::Host*, double>, double> intra_latency;
+  plan.eager_latency_in.assign(plan.host.size(), 0);
   for (const auto& m : msgs) {
     plan.messages_by[m.intra ? 1 : 0][static_cast<int>(m.protocol)] += m.parts;
     plan.bytes_by[m.intra ? 1 : 0] += m.bytes * static_cast<double>(m.parts);
@@ -197,6 +237,7 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     }
     if (ti == plan.transfers.size())
       plan.transfers.push_back({from, to, m.intra, m.protocol, 0, 0, std::min(s.protocols.chunk_size, m.bytes)});
+    transfer_of.push_back(ti);
     Transfer& t = plan.transfers[ti];
     t.total += m.bytes * static_cast<double>(m.parts);
     t.messages += m.parts;
@@ -210,6 +251,15 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
       receiver_least[m.to] += c.least_seconds * parts;
       if (m.protocol == Protocol::SingleCopy && m.from != m.to)
         receiver_startups[m.to] += m.parts;
+      if (s.mode == Mode::Detailed && m.protocol == Protocol::Eager && m.from != m.to) { // arrives that long after
+        auto* h = s.host_of_rank[m.to];
+        const auto key = std::make_pair(h, m.bytes);
+        auto it = intra_latency.find(key);
+        if (it == intra_latency.end())
+          it = intra_latency.emplace(key, route(h, h, m.bytes, true).latency).first;
+        double& in = plan.eager_latency_in[static_cast<std::size_t>(agent_of_rank[m.to])];
+        in = std::max(in, it->second);
+      }
     }
   }
   plan.copy_startups_in.assign(agents, 0);
@@ -222,6 +272,7 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     double& in = plan.copy_least_in[static_cast<std::size_t>(agent_of_rank[rank])];
     in = std::max(in, least);
   }
+  post_delays(s, msgs, transfer_of, rank_network_first, plan.transfers);
   plan.network_first.assign(agents, 1); // node granularity: one aggregated copy, no order
   if (s.granularity == Granularity::Rank)
     plan.network_first = rank_network_first;

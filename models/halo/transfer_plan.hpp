@@ -6,11 +6,14 @@
 #include "halo_geometry.hpp"
 #include "protocol.hpp"
 
+#include <simcore/message_gaps.hpp>
+
 #include <simgrid/s4u/Host.hpp>
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -33,6 +36,20 @@ struct Setup {
   Mode mode = Mode::Detailed;
   Granularity granularity = Granularity::Rank;
   std::vector<simgrid::s4u::Host*> host_of_rank;
+  /** Detailed mode: a rank's time between posting one eager message and the next: the
+   *  scenario's (`fixed_message_gap` to other ranks, `fixed_self_gap` to itself), else the
+   *  profile's law by size and placement, else none. */
+  std::optional<double> fixed_message_gap, fixed_self_gap;
+  simcore::MessageGaps message_gaps;
+
+  double message_gap(double bytes, bool intra, bool self) const
+  {
+    using P = simcore::MessageGaps::Placement;
+    const auto& fixed = self ? fixed_self_gap : fixed_message_gap;
+    if (fixed)
+      return *fixed;
+    return message_gaps.gap(bytes, self ? P::Self : intra ? P::IntraNode : P::InterNode).value_or(0.0);
+  }
 
   double flops_per_cell_on(const simgrid::s4u::Host* h) const
   {
@@ -65,6 +82,7 @@ struct Transfer {
   double copy_bus_bytes = 0;    ///< intra: what one copy of all its messages puts on the node's bus
   double copy_least = 0;        ///< intra: s, the least time of its senders' copies into shared buffers
                                 ///< (eager: each sender copies its messages in turn, senders side by side)
+  double post_delay = 0;        ///< s after the exchange starts: the message gaps before its (last) post
 };
 
 /** The route between two hosts as the network model sees a message of `bytes`. */
@@ -72,7 +90,11 @@ struct RouteView {
   double latency;   ///< s, factors applied
   double bandwidth; ///< B/s of the bottleneck link, factors applied
 };
-using RouteFunction = std::function<RouteView(simgrid::s4u::Host*, simgrid::s4u::Host*, double bytes)>;
+/** (a, b, bytes, loopback_only): with loopback_only, a host's route to itself counts only
+ *  over its loopback (SimGrid's implicit one, a cluster's loopback link); over other links
+ *  (a cluster without loopback, whose hosts reach themselves through the backbone), which
+ *  describe no path within the node, it is free (latency 0). */
+using RouteFunction = std::function<RouteView(simgrid::s4u::Host*, simgrid::s4u::Host*, double bytes, bool)>;
 
 struct Plan {
   std::vector<simgrid::s4u::Host*> host;        ///< per agent
@@ -89,6 +111,10 @@ struct Plan {
    *  other ranks start one after another (a message to itself has none: MPI's self transport
    *  copies it at once); at node granularity the node's rank with the most. */
   std::vector<std::int64_t> copy_startups_in;
+  /** Per agent: the latency of its intra-node eager messages from other ranks (the route
+   *  within the node at their size, the profile's intra-node factors applied), the largest:
+   *  the last of them arrives that long after it is posted. */
+  std::vector<double> eager_latency_in;
   /** MPI messages per iteration by channel (0 inter, 1 intra) and protocol. */
   std::int64_t messages_by[2][kProtocols] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
   double bytes_by[2] = {0, 0}; ///< per iteration, inter and intra

@@ -213,7 +213,8 @@ CalibrationProfile CalibrationProfile::load(const std::string& path)
 CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const std::string& where)
 {
   CalibrationProfile p;
-  check_keys(j, {"schema", "name", "hosts", "links", "simgrid_config", "network_factors", "rates", "meta", "quality"},
+  check_keys(j, {"schema", "name", "hosts", "links", "simgrid_config", "network_factors", "message_gaps", "rates", "meta",
+                 "quality"},
              where);
   if (j.contains("schema") && j["schema"] != "simcore-profile/1")
     throw InputError(where + " (schema)", "unsupported schema " + j["schema"].dump() + "; expected \"simcore-profile/1\"");
@@ -292,6 +293,8 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
         throw InputError(where + " (simgrid_config." + name + ")",
                          "set beside network_factors, which give the factors by placement; expected one of them");
   }
+  if (j.contains("message_gaps"))
+    p.message_gaps_ = MessageGaps::from_json(j["message_gaps"], where);
   if (j.contains("rates"))
     p.rates_ = rates_from_json(j["rates"], where + " (rates");
   return p;

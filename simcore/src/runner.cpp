@@ -335,6 +335,8 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   summary["simgrid_config"] = config;
   if (!profile.network_factors().empty())
     summary["network_factors"] = profile.network_factors().to_json();
+  if (!profile.message_gaps().empty())
+    summary["message_gaps"] = profile.message_gaps().to_json();
   summary["simulated_time"] = simgrid::s4u::Engine::get_clock();
   summary["metrics"] = results.metrics();
   summary["metric_units"] = results.metric_units();

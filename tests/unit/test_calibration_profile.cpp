@@ -136,8 +136,8 @@ TEST_CASE("CalibrationProfile::from_json accepts a minimal profile", "[calibrati
 TEST_CASE("CalibrationProfile: invalid profiles name the place and what was expected", "[calibration]")
 {
   CHECK(from_json_error(json::parse(R"({"host": []})")) ==
-        "p.json: unknown key 'host'; expected one of: hosts, links, meta, name, network_factors, quality, rates, schema, "
-        "simgrid_config");
+        "p.json: unknown key 'host'; expected one of: hosts, links, message_gaps, meta, name, network_factors, quality, "
+        "rates, schema, simgrid_config");
   CHECK(from_json_error(json::parse(R"({"hosts": [{"match": "a", "speed": "1Gf", "cores": 4}]})")) ==
         "p.json (hosts[0]): unknown key 'cores'; expected one of: match, rates, speed");
   CHECK(from_json_error(json::parse(R"([1, 2])")) == "p.json: expected a JSON object");
@@ -204,8 +204,8 @@ TEST_CASE("CalibrationProfile::load: malformed JSON gives the line", "[calibrati
 TEST_CASE("CalibrationProfile::load: errors of a file name the file", "[calibration]")
 {
   CHECK_THROWS_WITH(CalibrationProfile::load(kProfiles + "unknown_key.json"),
-                    kProfiles + "unknown_key.json: unknown key 'host'; expected one of: hosts, links, meta, name, "
-                                "network_factors, quality, rates, schema, simgrid_config");
+                    kProfiles + "unknown_key.json: unknown key 'host'; expected one of: hosts, links, message_gaps, "
+                                "meta, name, network_factors, quality, rates, schema, simgrid_config");
   CHECK_THROWS_WITH(CalibrationProfile::load(kProfiles + "nope.json"),
                     kProfiles + "nope.json: cannot read the calibration profile; expected an existing JSON file");
 }
@@ -253,6 +253,55 @@ TEST_CASE("SizeFactors read SimGrid's factor syntax as SimGrid does", "[calibrat
     CAPTURE(bad);
     CHECK_THROWS_AS(simcore::SizeFactors::parse(bad, "x"), simcore::InputError);
   }
+}
+
+TEST_CASE("GapLaw reads SimGrid's smpi/os syntax: the entry of the largest threshold at or below", "[calibration]")
+{
+  const auto law = simcore::GapLaw::parse("256:4e-07:1e-10;0:2e-07:0", "p");
+  CHECK(law.at(1) == 2e-7);
+  CHECK(law.at(255) == 2e-7);
+  CHECK(law.at(256) == Approx(4e-7 + 256e-10).epsilon(1e-15));
+  CHECK(law.at(1e6) == Approx(4e-7 + 1e-4).epsilon(1e-15));
+  CHECK(simcore::GapLaw::parse("100:1e-06:0", "p").at(99) == 0); // below the smallest threshold: none
+  // A fitted segment may start below 0 where it climbs steeply: the gap is never below 0.
+  const auto steep = simcore::GapLaw::parse("0:1e-07:0;100:-2e-07:3e-09", "p");
+  CHECK(steep.at(99) == 1e-7);
+  CHECK(steep.at(100) == Approx(1e-7).epsilon(1e-12));
+  CHECK(simcore::GapLaw::parse("0:-1e-06:1e-09", "p").at(100) == 0);
+  for (const char* bad : {"", "0:1e-6", "0:1e-6:0:1", "0:--1e-6:0", "0:1e-6:-1", "x:1e-6:0", "0:1e-6:0;",
+                          "0: 1e-6:0", "0:0x1p-20:0", "0:-0x1p-20:0", "0:inf:0", "0:-inf:0", "0:1e-6:0;0:2e-6:0",
+                          "-1:1e-6:0", "0:- 1:0"})
+    CHECK_THROWS_AS(simcore::GapLaw::parse(bad, "p"), simcore::InputError);
+  CHECK_THROWS_WITH(simcore::GapLaw::parse("0:1e-6:0;0:2e-6:0", "p (message_gaps.intra-node)"),
+                    "p (message_gaps.intra-node): '0:1e-6:0;0:2e-6:0' gives the threshold 0 twice; expected each once");
+  CHECK_THROWS_WITH(simcore::GapLaw::parse("0:1:-1", "p"),
+                    Catch::Contains("entry '0:1:-1' of '0:1:-1'; expected BYTES:SECONDS:SECONDS_PER_BYTE"));
+}
+
+TEST_CASE("CalibrationProfile: message gaps by placement", "[calibration]")
+{
+  const auto p = CalibrationProfile::from_json(
+      json::parse(R"({"message_gaps": {"intra-node": "0:3e-07:1e-10", "inter-node": "0:1e-06:0", "self": "0:1e-07:0"}})"),
+      "p.json");
+  using P = simcore::MessageGaps::Placement;
+  const auto& g = p.message_gaps();
+  CHECK(g.has(P::IntraNode));
+  CHECK(g.has(P::InterNode));
+  CHECK(g.has(P::Self));
+  CHECK(*g.gap(1000, P::IntraNode) == Approx(3e-7 + 1e-7).epsilon(1e-15));
+  CHECK(*g.gap(1000, P::InterNode) == 1e-6);
+  CHECK(*g.gap(1000, P::Self) == 1e-7);
+  CHECK(!p.empty());
+  const auto only = CalibrationProfile::from_json(json::parse(R"({"message_gaps": {"intra-node": "0:3e-07:0"}})"), "p");
+  CHECK(!only.message_gaps().gap(10, P::InterNode));
+  CHECK(!only.message_gaps().gap(10, P::Self));
+  CHECK(only.message_gaps().to_json() == json::parse(R"({"intra-node": "0:3e-07:0"})"));
+  CHECK(from_json_error(json::parse(R"({"message_gaps": {"same-rack": "0:1e-6:0"}})")) ==
+        "p.json (message_gaps.same-rack): unknown placement; expected intra-node (messages between ranks of a host), "
+        "inter-node or self (a rank's messages to itself)");
+  CHECK(from_json_error(json::parse(R"({"message_gaps": {"intra-node": 1e-6}})")) ==
+        "p.json (message_gaps.intra-node): expected a string BYTES:SECONDS:SECONDS_PER_BYTE;... (\"0:3e-07:1e-10\")");
+  CHECK_THAT(from_json_error(json::parse(R"({"message_gaps": []})")), Catch::StartsWith("p.json (message_gaps): expected an object"));
 }
 
 TEST_CASE("CalibrationProfile: network factors by placement", "[calibration]")

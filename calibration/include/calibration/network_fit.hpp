@@ -26,6 +26,16 @@ void pingping_samples(const Benchmark& b, std::vector<double>& sizes, std::vecto
 void one_way_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times,
                      const std::string& path);
 
+/** Samples of calib_pingpong's exchange_window group (w messages each way at once): sizes (B),
+ *  the time of each window (s) and its messages, one sample per repetition; sizes streamed in
+ *  windows of fewer than 2 messages are left out (they hold no gap). */
+void exchange_window_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times,
+                             std::vector<double>& messages, const std::string& path);
+
+/** A gap law in the syntax of SimGrid's smpi/os ("X:seconds:seconds_per_byte;...", from the
+ *  smallest size up, the first from 0), a slope below 0 written as 0. */
+std::string gap_law(const PiecewiseFit& fit);
+
 /** SMPI's factor syntax for a fit, relative to (latency, bandwidth): "size:factor;..." from
  *  the largest size down. */
 std::string latency_factors(const PiecewiseFit& fit, double latency);

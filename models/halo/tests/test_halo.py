@@ -205,3 +205,85 @@ def test_reruns_are_bit_identical(tmp_path, params):
     second = scenario(tmp_path, **common).run(out=tmp_path / "b")
     assert (tmp_path / "a" / "trace.h5").read_bytes() == (tmp_path / "b" / "trace.h5").read_bytes()
     assert first.metrics == second.metrics
+
+
+# Message gaps (detailed mode): a rank posts its eager messages to other ranks one gap apart.
+GAP = 1e-6
+
+
+@pytest.mark.parametrize("granularity", ["rank", "node"])
+def test_message_gaps_delay_each_further_eager_message(tmp_path, granularity):
+    """Two ranks of one node, one face of 5 variables each way, one message a variable (800 B,
+    eager): each rank posts its fifth message 4 gaps after its first, then both copy their
+    4,000 B in and out on the shared bus."""
+    base = dict(ranks_per_node=2, variables=5, bundled="false", granularity=granularity)
+    res = scenario(tmp_path, message_gap="1us", **base).run()
+    assert res.metrics["intra_eager_messages"] == 10
+    assert res.metrics["makespan"] == pytest.approx(4 * GAP + 2 * 4000 / M + 2 * 4000 / M, rel=1e-12)
+    # No gap given and none in a profile: as before.
+    assert scenario(tmp_path, **base).run().metrics["makespan"] == pytest.approx(4 * 4000 / M, rel=1e-12)
+    # One message a neighbour: nothing before it to wait for.
+    bundled = scenario(tmp_path, message_gap="1us", ranks_per_node=2, variables=5, granularity=granularity).run()
+    assert bundled.metrics["makespan"] == pytest.approx(4 * 4000 / M, rel=1e-12)
+
+
+def test_message_gaps_from_a_profile_by_size_and_placement(tmp_path):
+    """The profile's law at the message's size: intra-node for two ranks of one node, the
+    inter-node law for ranks on two nodes (800 B messages, eager both ways)."""
+    profile = tmp_path / "gaps.json"
+    profile.write_text('{"message_gaps": {"intra-node": "0:1e-06:1e-10", "inter-node": "0:3e-06:0", '
+                       '"self": "0:2e-07:0"}}')
+    intra = scenario(tmp_path, ranks_per_node=2, variables=5, bundled="false")
+    intra.calibration = profile
+    g = 1e-6 + 800 * 1e-10
+    assert intra.run().metrics["makespan"] == pytest.approx(4 * g + 4 * 4000 / M, rel=1e-12)
+    inter = scenario(tmp_path, variables=5, bundled="false", nic_dma="false")
+    inter.calibration = profile
+    plain = scenario(tmp_path, variables=5, bundled="false", nic_dma="false").run().metrics["makespan"]
+    assert inter.run().metrics["makespan"] == pytest.approx(plain + 4 * 3e-6, rel=1e-9)
+    # The scenario's value wins over the profile's.
+    fixed = scenario(tmp_path, ranks_per_node=2, variables=5, bundled="false", message_gap="2us")
+    fixed.calibration = profile
+    assert fixed.run().metrics["makespan"] == pytest.approx(4 * 2e-6 + 4 * 4000 / M, rel=1e-12)
+    # A rank alone, periodic: six faces to itself, the self law's gap.
+    alone = scenario(tmp_path, ranks=1, procs="1,1,1", periodic="true", local_cells="10,10,10")
+    alone.calibration = profile
+    assert alone.run().metrics["makespan"] == pytest.approx(5 * 2e-7 + 800 / M + 6 * 800 / M, rel=1e-12)
+
+
+def test_messages_to_itself_take_the_self_gap_and_single_copies_none(tmp_path):
+    """A rank alone, periodic: its six eager faces (800 B) go to itself, one self_message_gap
+    apart, not message_gap (the other ranks'): the sixth is copied in 5 gaps after the first,
+    then the six are copied out. Faces past the eager limit (single copies) add no gap."""
+    one = dict(ranks=1, procs="1,1,1", periodic="true", local_cells="10,10,10")
+    plain = scenario(tmp_path, **one).run().metrics["makespan"]
+    assert plain == pytest.approx(12 * 800 / M, rel=1e-12)
+    assert scenario(tmp_path, message_gap="1ms", **one).run().metrics["makespan"] == plain
+    res = scenario(tmp_path, self_message_gap="1us", **one).run()
+    assert res.metrics["makespan"] == pytest.approx(5 * GAP + 800 / M + 6 * 800 / M, rel=1e-12)
+    two = dict(ranks_per_node=2, local_cells="1,100,100", variables=5, bundled="false")  # 80 kB messages
+    assert (scenario(tmp_path, message_gap="1ms", self_message_gap="1ms", **two).run().metrics["makespan"] ==
+            scenario(tmp_path, **two).run().metrics["makespan"])
+
+
+def test_smpi_mode_charges_no_message_gap(tmp_path):
+    base = dict(ranks_per_node=2, variables=5, bundled="false", mode="smpi")
+    assert (scenario(tmp_path, message_gap="1ms", **base).run().metrics["makespan"] ==
+            scenario(tmp_path, **base).run().metrics["makespan"])
+
+
+def test_an_eager_message_within_a_node_takes_the_loopback_latency(tmp_path):
+    """On a node whose ranks talk through SimGrid's loopback (single_node.xml), an eager message
+    arrives the loopback's latency after it is posted: copy in, latency, copy out. A cluster
+    without a loopback (two_nodes.xml) describes no path within the node: no latency there."""
+    single = HERE.parents[2] / "platforms" / "single_node.xml"
+    path = tmp_path / "loop.xml"
+    path.write_text("\n".join([
+        '<?xml version="1.0"?>', '<scenario model="halo" seed="1">', '  <platform file="%s"/>' % single,
+        *['  <param name="%s" value="%s"/>' % kv for kv in dict(
+            ranks=2, procs="2,1,1", local_cells="1,10,10", periodic="false", variables=1, iterations=1,
+            flops_per_cell=0, ranks_per_node=2, memory_bandwidth="10GBps").items()],
+        '  <config name="network/latency-factor" value="1"/>',
+        '  <config name="network/loopback-lat" value="5e-6"/>', "</scenario>"]) + "\n")
+    res = simcore.load(path).run()
+    assert res.metrics["makespan"] == pytest.approx(2 * 800 / M + 5e-6 + 2 * 800 / M, rel=1e-12)

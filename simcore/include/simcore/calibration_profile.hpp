@@ -2,6 +2,7 @@
  * named rates, applied to a scenario's platform and looked up by models. */
 #pragma once
 
+#include "simcore/message_gaps.hpp"
 #include "simcore/network_factors.hpp"
 #include "simcore/units.hpp"
 
@@ -56,7 +57,7 @@ public:
   bool empty() const
   {
     return path_.empty() && hosts_.empty() && links_.empty() && rates_.empty() && config_.empty() &&
-           network_factors_.empty();
+           network_factors_.empty() && message_gaps_.empty();
   }
   const std::string& path() const { return path_; }
   /** SHA-256 of the file's bytes, as load() read them (empty for a profile made from JSON). */
@@ -69,6 +70,9 @@ public:
   const std::map<std::string, NamedRate>& rates() const { return rates_; }
   /** Latency and bandwidth factors by placement (within a host, between hosts). */
   const NetworkFactors& network_factors() const { return network_factors_; }
+  /** Per-message gaps of messages exchanged back to back, by placement (what models that
+   *  send many messages charge for each further one). */
+  const MessageGaps& message_gaps() const { return message_gaps_; }
 
   /** Calibrated speed of a host: the first matching rule's that has one, if any. */
   std::optional<double> host_speed(const std::string& host) const;
@@ -105,6 +109,7 @@ private:
   std::map<std::string, std::string> config_;
   std::map<std::string, NamedRate> rates_;
   NetworkFactors network_factors_;
+  MessageGaps message_gaps_;
 };
 
 } // namespace simcore

@@ -1,0 +1,172 @@
+"""Message gaps: calib_pingpong's exchange windows (w messages each way at once) less one
+ping-ping message, over w - 1, fitted piecewise below the protocol switch into the profile's
+message_gaps (SimGrid's smpi/os syntax); bad windows refused."""
+
+import h5py
+import numpy as np
+import pytest
+
+from calibration_test_support import POWERS, calibrate, fitted, pingpong_law, refused, write_synthetic_network
+
+SWITCH = 4096.0
+SIZES = np.unique(np.concatenate([POWERS[POWERS <= 2 ** 20], 3 * POWERS[POWERS <= 2 ** 10]]))
+
+
+def pingping_law(s):
+    """Eager up to 4 KiB, then a dearer single copy: a protocol switch at 4096 B."""
+    s = np.asarray(s, dtype=float)
+    return np.where(s < SWITCH, 0.5e-6 + s / 5e9, 3e-6 + s / 20e9)
+
+
+def gap_law(s):
+    """Two eager segments; past the switch a gap the fit must not read."""
+    s = np.asarray(s, dtype=float)
+    return np.where(s < 256, 0.2e-6, np.where(s < SWITCH, 0.4e-6 + s * 1e-10, 50e-6))
+
+
+def window_of(s):
+    return np.minimum(16, np.maximum(1, 2 ** 20 // np.maximum(s, 1)))  # large sizes: windows of one
+
+
+def add_windows(path, gap=gap_law, noise=0.0, messages=None, placement="intra-node", reps=5):
+    sizes = SIZES
+    w = window_of(sizes) if messages is None else messages
+    rng = np.random.default_rng(7)
+    with h5py.File(path, "a") as f:
+        g = f.create_group("exchange_window")
+        g.attrs["placement"] = placement
+        g.create_dataset("size", data=sizes).attrs["unit"] = "B"
+        t = pingping_law(sizes) + (w - 1) * gap(sizes)
+        times = np.repeat(t[:, None], reps, axis=1) * (1 + noise * rng.standard_normal((len(sizes), reps)))
+        g.create_dataset("time", data=times).attrs["unit"] = "s"
+        g.create_dataset("messages", data=np.asarray(w, dtype=float))
+
+
+def network(tmp_path, name="net.h5", placement="intra-node"):
+    trace = tmp_path / name
+    write_synthetic_network(trace, SIZES, pingpong_law, pingping_law, placement=placement)
+    return trace
+
+
+def law(text):
+    """Evaluates a gap law as the kernel does: the entry of the largest threshold <= size."""
+    steps = sorted(tuple(float(x) for x in e.split(":")) for e in text.split(";"))
+
+    def at(s):
+        out = 0.0
+        for bound, base, per_byte in steps:
+            if s < bound:
+                break
+            out = base + per_byte * s
+        return out
+    return at, steps
+
+
+def test_gaps_recovered_below_the_protocol_switch(tmp_path):
+    trace = network(tmp_path)
+    add_windows(trace)
+    p = fitted(tmp_path, trace)
+    assert set(p["message_gaps"]) == {"intra-node"}
+    at, steps = law(p["message_gaps"]["intra-node"])
+    assert steps[0][0] == 0 and len(steps) == 2 and steps[1][0] == 256
+    for s in SIZES[SIZES < SWITCH]:
+        assert at(s) == pytest.approx(float(gap_law(s)), rel=1e-4), s
+    # Past the switch the fit read nothing: its last eager segment goes on.
+    assert at(65536) == pytest.approx(0.4e-6 + 65536 * 1e-10, rel=1e-4)
+    q = p["quality"]["network"]["message_gap"]
+    assert q["below"] == SWITCH and q["samples"] == int(np.sum(SIZES < SWITCH))
+    assert q["r2"] == pytest.approx(1, abs=1e-9)
+    assert q["segments"][1]["seconds"] == pytest.approx(0.4e-6, rel=1e-4)
+    assert q["segments"][1]["seconds_per_byte"] == pytest.approx(1e-10, rel=1e-3)
+
+
+def test_gaps_under_noise(tmp_path):
+    trace = network(tmp_path)
+    add_windows(trace, noise=0.02, reps=9)
+    at, _ = law(fitted(tmp_path, trace)["message_gaps"]["intra-node"])
+    for s in (1, 64, 512, 2048):
+        assert at(s) == pytest.approx(float(gap_law(s)), rel=0.1), s
+
+
+def test_windows_of_one_message_hold_no_gap(tmp_path):
+    trace = network(tmp_path)
+    add_windows(trace, messages=np.ones(len(SIZES)))
+    p = fitted(tmp_path, trace)
+    assert "message_gaps" not in p
+    assert "no message gaps" in p["quality"]["network"]["message_gap"]["note"]
+
+
+def test_without_windows_no_gaps(tmp_path):
+    p = fitted(tmp_path, network(tmp_path))
+    assert "message_gaps" not in p and "message_gap" not in p["quality"]["network"]
+
+
+def test_gaps_only_where_every_trace_of_the_placement_has_windows(tmp_path):
+    a, b = network(tmp_path, "a.h5"), network(tmp_path, "b.h5")
+    with h5py.File(b, "a") as f:
+        f.attrs["host"] = "another node"  # not a copy of a
+    add_windows(a)
+    assert "message_gaps" not in fitted(tmp_path, a, b)
+    add_windows(b)
+    assert "intra-node" in fitted(tmp_path, a, b)["message_gaps"]
+
+
+def test_each_placement_its_own_gaps(tmp_path):
+    intra, inter = network(tmp_path, "intra.h5"), network(tmp_path, "inter.h5", placement="inter-node")
+    add_windows(intra)
+    add_windows(inter, gap=lambda s: np.full_like(np.asarray(s, dtype=float), 1e-6), placement="inter-node")
+    gaps = fitted(tmp_path, intra, inter)["message_gaps"]
+    assert law(gaps["inter-node"])[0](100) == pytest.approx(1e-6, rel=1e-4)
+    assert law(gaps["intra-node"])[0](100) == pytest.approx(0.2e-6, rel=1e-4)
+
+
+@pytest.mark.parametrize("messages, expected", [(0.5, "expected whole counts of at least 1"),
+                                                 (0, "expected whole counts of at least 1")])
+def test_bad_window_counts_are_refused(tmp_path, messages, expected):
+    trace = network(tmp_path)
+    counts = window_of(SIZES).astype(float)
+    counts[2] = messages
+    add_windows(trace, messages=counts)
+    err = refused(tmp_path, trace)
+    assert str(trace) in err and "exchange_window" in err and expected in err
+
+
+def test_a_window_count_per_size_is_needed(tmp_path):
+    trace = network(tmp_path)
+    add_windows(trace)
+    with h5py.File(trace, "a") as f:
+        del f["exchange_window/messages"]
+        f["exchange_window"].create_dataset("messages", data=np.ones(3) * 16)
+    err = refused(tmp_path, trace)
+    assert "dataset 'messages' holds 3 values for" in err and "exchange_window" in err
+
+
+def self_law(s):
+    s = np.asarray(s, dtype=float)
+    return np.where(s < 1024, 0.1e-6, 0.05e-6 + s * 5e-11)
+
+
+def add_self_windows(path, reps=5, sizes=SIZES):
+    with h5py.File(path, "a") as f:
+        g = f.create_group("self_window")
+        g.create_dataset("size", data=sizes).attrs["unit"] = "B"
+        w = window_of(sizes)
+        g.create_dataset("time", data=np.repeat((w * self_law(sizes))[:, None], reps, axis=1)).attrs["unit"] = "s"
+        g.create_dataset("messages", data=np.asarray(w, dtype=float))
+
+
+def test_self_gaps_recovered_below_the_intra_node_switch(tmp_path):
+    """A rank's messages to itself: each costs the self window's time over its messages."""
+    trace = network(tmp_path)
+    add_windows(trace)
+    add_self_windows(trace)
+    p = fitted(tmp_path, trace)
+    at, steps = law(p["message_gaps"]["self"])
+    assert len(steps) == 2 and steps[1][0] == 1024
+    for s in SIZES[SIZES < SWITCH]:
+        assert at(s) == pytest.approx(float(self_law(s)), rel=1e-4), s
+    q = p["quality"]["message_gap_self"]
+    assert q["below"] == SWITCH and q["samples"] == int(np.sum(SIZES < SWITCH))
+    # Every trace must have them: one without, no self gaps.
+    other = network(tmp_path, "other.h5", placement="inter-node")
+    assert "self" not in fitted(tmp_path, trace, other)["message_gaps"]

@@ -1,0 +1,53 @@
+/* Message gaps by placement: the time a rank spends on each further message it exchanges
+ * back to back with another rank (both sending and receiving, as in a halo exchange), as a
+ * law over message size in the syntax of SimGrid's smpi/os: "X:seconds:seconds_per_byte;..."
+ * (a message of s bytes takes the entry of the largest X <= s; below the smallest X, none).
+ * calib_pingpong's exchange window measures it; `simcore calibrate` fits it. */
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace simcore {
+
+/** One placement's law: piecewise linear over the message size. */
+class GapLaw {
+public:
+  /** Parses and checks `text`: thresholds whole bytes (each once), seconds finite (a fitted
+   *  segment may start below 0), seconds per byte finite and >= 0. Throws InputError naming
+   *  `where` and the entry. */
+  static GapLaw parse(const std::string& text, const std::string& where);
+  /** Seconds for a message of `size` bytes, at least 0 (0 below the smallest threshold). */
+  double at(double size) const;
+  const std::string& text() const { return text_; }
+
+private:
+  std::vector<std::tuple<double, double, double>> steps_; // (threshold, seconds, seconds per byte), ascending
+  std::string text_;
+};
+
+/** The profile's "message_gaps": {"intra-node": "0:3e-7:1e-10;...", "inter-node": "..."}. */
+class MessageGaps {
+public:
+  /** Throws InputError naming `where` (the profile) for anything but the form above. */
+  static MessageGaps from_json(const nlohmann::json& j, const std::string& where);
+  enum class Placement { IntraNode, InterNode, Self };
+  bool empty() const { return !intra_ && !inter_ && !self_; }
+  bool has(Placement p) const { return static_cast<bool>(law(p)); }
+  /** The gap of a message of `size` bytes, none where the placement has no law. */
+  std::optional<double> gap(double size, Placement p) const;
+  nlohmann::json to_json() const;
+
+private:
+  const std::optional<GapLaw>& law(Placement p) const
+  {
+    return p == Placement::IntraNode ? intra_ : p == Placement::InterNode ? inter_ : self_;
+  }
+  std::optional<GapLaw> intra_, inter_, self_;
+};
+
+} // namespace simcore

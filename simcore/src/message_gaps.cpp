@@ -1,0 +1,115 @@
+#include "simcore/message_gaps.hpp"
+#include "simcore/error.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace simcore {
+
+namespace {
+
+/** A coefficient as written: digits first (no blank, sign or hexadecimal; a minus sign only
+ *  where `negative` allows it), finite. */
+bool read_coefficient(const std::string& text, double& out, bool negative)
+{
+  const std::string digits = negative && !text.empty() && text.front() == '-' ? text.substr(1) : text;
+  if (digits.empty() || !(std::isdigit(static_cast<unsigned char>(digits.front())) || digits.front() == '.') ||
+      text.find_first_of("xX") != std::string::npos)
+    return false;
+  char* end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  return end != nullptr && *end == '\0' && std::isfinite(out);
+}
+
+} // namespace
+
+GapLaw GapLaw::parse(const std::string& text, const std::string& where)
+{
+  GapLaw out;
+  out.text_ = text;
+  std::vector<std::string> entries;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ';');)
+    entries.push_back(item);
+  if (!text.empty() && text.back() == ';')
+    entries.emplace_back(); // an empty last entry, refused below
+  for (const std::string& item : entries) {
+    std::vector<std::string> fields;
+    std::stringstream parts(item);
+    for (std::string f; std::getline(parts, f, ':');)
+      fields.push_back(f);
+    const bool whole = fields.size() == 3 && !fields[0].empty() && fields[0].size() <= 15 &&
+                       std::all_of(fields[0].begin(), fields[0].end(), [](char c) { return c >= '0' && c <= '9'; });
+    double seconds = 0, per_byte = 0;
+    if (!whole || item.back() == ':' || !read_coefficient(fields[1], seconds, true) ||
+        !read_coefficient(fields[2], per_byte, false))
+      throw InputError(where, "entry '" + item + "' of '" + text +
+                                  "'; expected BYTES:SECONDS:SECONDS_PER_BYTE items separated by ';' "
+                                  "(\"0:3e-07:1e-10;4096:2e-06:5e-11\"), bytes a whole number, seconds finite, "
+                                  "seconds per byte finite and >= 0");
+    out.steps_.emplace_back(std::stod(fields[0]), seconds, per_byte);
+  }
+  if (out.steps_.empty())
+    throw InputError(where, "'" + text + "' holds no entry; expected BYTES:SECONDS:SECONDS_PER_BYTE items");
+  std::sort(out.steps_.begin(), out.steps_.end());
+  for (std::size_t i = 1; i < out.steps_.size(); i++)
+    if (std::get<0>(out.steps_[i]) == std::get<0>(out.steps_[i - 1]))
+      throw InputError(where, "'" + text + "' gives the threshold " +
+                                  std::to_string(std::llround(std::get<0>(out.steps_[i]))) + " twice; expected each once");
+  return out;
+}
+
+double GapLaw::at(double size) const
+{
+  double seconds = 0;
+  for (const auto& [bound, base, per_byte] : steps_) {
+    if (size < bound)
+      break;
+    seconds = base + per_byte * size;
+  }
+  return std::max(seconds, 0.0); // a fitted segment may start below 0 where it climbs steeply
+}
+
+MessageGaps MessageGaps::from_json(const nlohmann::json& j, const std::string& where)
+{
+  const std::string w = where + " (message_gaps)";
+  if (!j.is_object() || j.empty())
+    throw InputError(w, "expected an object {\"intra-node\": \"0:3e-07:1e-10\", \"inter-node\": \"...\"}");
+  MessageGaps out;
+  for (const auto& [placement, v] : j.items()) {
+    const std::string wp = where + " (message_gaps." + placement + ")";
+    if (placement != "intra-node" && placement != "inter-node" && placement != "self")
+      throw InputError(wp, "unknown placement; expected intra-node (messages between ranks of a host), inter-node "
+                           "or self (a rank's messages to itself)");
+    if (!v.is_string())
+      throw InputError(wp, "expected a string BYTES:SECONDS:SECONDS_PER_BYTE;... (\"0:3e-07:1e-10\")");
+    (placement == "intra-node" ? out.intra_ : placement == "inter-node" ? out.inter_ : out.self_) =
+        GapLaw::parse(v.get<std::string>(), wp);
+  }
+  return out;
+}
+
+std::optional<double> MessageGaps::gap(double size, Placement p) const
+{
+  const auto& l = law(p);
+  if (!l)
+    return std::nullopt;
+  return l->at(size);
+}
+
+nlohmann::json MessageGaps::to_json() const
+{
+  nlohmann::json out = nlohmann::json::object();
+  if (intra_)
+    out["intra-node"] = intra_->text();
+  if (inter_)
+    out["inter-node"] = inter_->text();
+  if (self_)
+    out["self"] = self_->text();
+  return out;
+}
+
+} // namespace simcore
