@@ -470,15 +470,18 @@ def test_predict_loop_needs_a_shared_folder_between_nodes_and_a_fresh_one(tmp_pa
 
 @pytest.mark.skipif(shutil.which("mpirun") is None or not (BIN / "calib_pingpong").exists()
                     or not (BIN / "halo_mpi").exists(), reason="no MPI")
-@pytest.mark.parametrize("periodic", [False, True])
-def test_predict_loop_predicts_in_both_modes_with_its_profile(tmp_path, periodic):
+@pytest.mark.parametrize("periodic, stencil, bundled", [(False, 7, True), (True, 7, True), (True, 27, False)])
+def test_predict_loop_predicts_in_both_modes_with_its_profile(tmp_path, periodic, stencil, bundled):
     """One short round of the loop: its SMPI-mode and detailed-mode predictions are what the
     halo scenario gives in each mode with the profile the loop fitted (the two columns would
     be equal if the mode were not passed), and its errors are computed from them; with
-    --periodic, of the periodic exchange (six faces a rank), natively and in the model."""
+    --periodic, of the periodic exchange (six faces a rank), natively and in the model; with
+    --stencil 27 --unbundled, 26 neighbours of 5 messages each, whose gaps the detailed mode
+    charges from the profile's message_gaps."""
     out = tmp_path / "loop"
+    shape = (["--periodic"] if periodic else []) + ["--stencil", str(stencil)] + ([] if bundled else ["--unbundled"])
     res = subprocess.run(["/usr/bin/python3", str(ROOT / "calibration" / "predict_loop.py"), str(out), "--rounds", "1",
-                          "--sizes", "8,16", "--max-bytes", "16384"] + (["--periodic"] if periodic else []),
+                          "--sizes", "8,16", "--max-bytes", "16384"] + shape,
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     loop = json.loads((out / "loop.json").read_text())
@@ -488,7 +491,8 @@ def test_predict_loop_predicts_in_both_modes_with_its_profile(tmp_path, periodic
         for mode in ("smpi", "detailed"):
             run = subprocess.run([str(SIMCORE), "run", str(scenario), "--calibration", str(out / "profile.json"),
                                   "--set", f"local_cells={n},{n},{n}", "--set", f"mode={mode}",
-                                  "--set", f"periodic={str(periodic).lower()}", "--quiet", "--json",
+                                  "--set", f"periodic={str(periodic).lower()}", "--set", f"stencil={stencil}-point",
+                                  "--set", f"bundled={str(bundled).lower()}", "--quiet", "--json",
                                   "--out", str(tmp_path / f"check-{n}-{mode}")],
                                  capture_output=True, text=True, timeout=120)
             assert run.returncode == 0, run.stderr
@@ -496,9 +500,9 @@ def test_predict_loop_predicts_in_both_modes_with_its_profile(tmp_path, periodic
         assert loop["model_s"][str(n)] == got["smpi"]
         assert loop["model_detailed_s"][str(n)] == got["detailed"]
         assert got["smpi"] != got["detailed"]
-        assert loop["periodic"] == periodic
+        assert loop["periodic"] == periodic and loop["stencil"] == stencil and loop["bundled"] == bundled
         faces = json.loads((out / f"run-{n}" / "summary.json").read_text())["metrics"]["messages_per_iteration"]
-        assert faces == (12 if periodic else 2)
+        assert faces == {(False, 7, True): 2, (True, 7, True): 12, (True, 27, False): 260}[(periodic, stencil, bundled)]
         native = loop["native_s"][str(n)][0]
         row = next(line for line in res.stdout.splitlines() if line.startswith(f"{n}^3 "))
         assert f"{100 * (got['detailed'] - native) / native:+.1f} %" in row
@@ -506,6 +510,9 @@ def test_predict_loop_predicts_in_both_modes_with_its_profile(tmp_path, periodic
         # One round: its own profile fits the same traces as the pooled one.
         assert loop["paired_error_detailed"][str(n)] == [pytest.approx((got["detailed"] - native) / native, rel=1e-12)]
         assert (out / "copy-0.h5").exists()
+    # The loop's ping-pong has exchange and self windows: the profile has message gaps.
+    profile = json.loads((out / "profile.json").read_text())
+    assert {"intra-node", "self"} <= set(profile["message_gaps"])
 
 
 def test_run_on_device_finds_the_references_libraries(tmp_path):
