@@ -1,5 +1,6 @@
 #include "simcore/message_gaps.hpp"
 #include "simcore/error.hpp"
+#include "size_law_items.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -30,12 +31,7 @@ GapLaw GapLaw::parse(const std::string& text, const std::string& where)
 {
   GapLaw out;
   out.text_ = text;
-  std::vector<std::string> entries;
-  std::stringstream items(text);
-  for (std::string item; std::getline(items, item, ';');)
-    entries.push_back(item);
-  if (!text.empty() && text.back() == ';')
-    entries.emplace_back(); // an empty last entry, refused below
+  const std::vector<std::string> entries = size_law_items(text);
   for (const std::string& item : entries) {
     std::vector<std::string> fields;
     std::stringstream parts(item);

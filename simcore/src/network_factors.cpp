@@ -1,5 +1,6 @@
 #include "simcore/network_factors.hpp"
 #include "simcore/error.hpp"
+#include "size_law_items.hpp"
 
 #include <simgrid/Exception.hpp>
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
@@ -29,12 +30,7 @@ SizeFactors SizeFactors::parse(const std::string& text, const std::string& where
 {
   SizeFactors out;
   out.text_ = text;
-  std::vector<std::string> entries;
-  std::stringstream items(text);
-  for (std::string item; std::getline(items, item, ';');)
-    entries.push_back(item);
-  if (!text.empty() && text.back() == ';')
-    entries.emplace_back(); // an empty last entry, refused below
+  const std::vector<std::string> entries = size_law_items(text);
   for (const std::string& item : entries) {
     const auto colon = item.find(':');
     const std::string bound = item.substr(0, colon), factor = colon == std::string::npos ? "" : item.substr(colon + 1);
