@@ -88,7 +88,7 @@ void one_way_samples(const Benchmark& b, std::vector<double>& sizes, std::vector
 }
 
 void exchange_window_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times,
-                             std::vector<double>& messages, const std::string& path)
+                             std::vector<double>& messages, const std::string& path, double min_messages)
 {
   std::vector<double> all_sizes, all_times;
   samples_by_size(b, "time", 1.0, path, all_sizes, all_times);
@@ -104,8 +104,10 @@ void exchange_window_samples(const Benchmark& b, std::vector<double>& sizes, std
     const double w = count.values[i / reps];
     if (!(w >= 1) || w != std::floor(w))
       throw simcore::InputError(path + " (" + b.name + ")", "dataset 'messages' holds " + profile_number(w) +
-                                                                "; expected whole counts of at least 1");
-    if (w < 2)
+                                                                " at index " + std::to_string(i / reps) + " (size " +
+                                                                profile_number(all_sizes[i]) +
+                                                                "); expected whole counts of at least 1");
+    if (w < min_messages)
       continue;
     sizes.push_back(all_sizes[i]);
     times.push_back(all_times[i]);
@@ -118,8 +120,10 @@ std::string gap_law(const PiecewiseFit& fit)
   std::string out;
   for (std::size_t i = 0; i < fit.segments.size(); i++) {
     const Segment& s = fit.segments[i];
+    // A segment falling with size (noise) is written flat at its value where it starts.
+    const double seconds = s.slope < 0 ? s.intercept + s.slope * s.from : s.intercept;
     out += (out.empty() ? "" : ";") + std::to_string(i == 0 ? 0LL : std::llround(s.from)) + ":" +
-           profile_number(s.intercept) + ":" + profile_number(std::max(s.slope, 0.0));
+           profile_number(seconds) + ":" + profile_number(std::max(s.slope, 0.0));
   }
   return out;
 }

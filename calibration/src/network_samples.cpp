@@ -87,7 +87,7 @@ nlohmann::ordered_json gap_quality(const PiecewiseFit& fit, std::size_t samples,
   g["segments"] = nlohmann::ordered_json::array();
   for (const auto& seg : fit.segments)
     g["segments"].push_back({{"from", seg.from},
-                             {"seconds", seg.intercept},
+                             {"seconds", seg.slope < 0 ? seg.intercept + seg.slope * seg.from : seg.intercept},
                              {"seconds_per_byte", std::max(seg.slope, 0.0)}});
   g["samples"] = samples;
   g["below"] = std::isfinite(below) ? below : 0.0;
@@ -187,7 +187,7 @@ void NetworkSamples::add(const Trace& t, const std::string& path, const FitOptio
   n.all_have_window = n.all_have_window && has_window;
   const bool has_self = t.benchmarks.count("self_window") != 0;
   if (has_self)
-    exchange_window_samples(t.benchmarks.at("self_window"), self_sizes_, self_times_, self_messages_, path);
+    exchange_window_samples(t.benchmarks.at("self_window"), self_sizes_, self_times_, self_messages_, path, 1);
   all_have_self_ = all_have_self_ && has_self;
   n.traces++;
   n.paths.push_back(path);

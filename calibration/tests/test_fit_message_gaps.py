@@ -129,6 +129,7 @@ def test_bad_window_counts_are_refused(tmp_path, messages, expected):
     add_windows(trace, messages=counts)
     err = refused(tmp_path, trace)
     assert str(trace) in err and "exchange_window" in err and expected in err
+    assert f"at index 2 (size {SIZES[2]:g})" in err
 
 
 def test_a_window_count_per_size_is_needed(tmp_path):
@@ -146,11 +147,11 @@ def self_law(s):
     return np.where(s < 1024, 0.1e-6, 0.05e-6 + s * 5e-11)
 
 
-def add_self_windows(path, reps=5, sizes=SIZES):
+def add_self_windows(path, reps=5, sizes=SIZES, messages=None):
     with h5py.File(path, "a") as f:
         g = f.create_group("self_window")
         g.create_dataset("size", data=sizes).attrs["unit"] = "B"
-        w = window_of(sizes)
+        w = window_of(sizes) if messages is None else messages
         g.create_dataset("time", data=np.repeat((w * self_law(sizes))[:, None], reps, axis=1)).attrs["unit"] = "s"
         g.create_dataset("messages", data=np.asarray(w, dtype=float))
 
@@ -170,3 +171,12 @@ def test_self_gaps_recovered_below_the_intra_node_switch(tmp_path):
     # Every trace must have them: one without, no self gaps.
     other = network(tmp_path, "other.h5", placement="inter-node")
     assert "self" not in fitted(tmp_path, trace, other)["message_gaps"]
+
+
+def test_self_windows_of_one_message_hold_its_gap(tmp_path):
+    """To itself there is no latency to leave out: a window of one message is its gap."""
+    trace = network(tmp_path)
+    add_self_windows(trace, messages=np.ones(len(SIZES)))
+    at, _ = law(fitted(tmp_path, trace)["message_gaps"]["self"])
+    for s in (1, 512, 2048):
+        assert at(s) == pytest.approx(float(self_law(s)), rel=1e-4), s

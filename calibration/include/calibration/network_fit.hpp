@@ -28,12 +28,14 @@ void one_way_samples(const Benchmark& b, std::vector<double>& sizes, std::vector
 
 /** Samples of calib_pingpong's exchange_window group (w messages each way at once): sizes (B),
  *  the time of each window (s) and its messages, one sample per repetition; sizes streamed in
- *  windows of fewer than 2 messages are left out (they hold no gap). */
+ *  windows of fewer than `min_messages` are left out (2 for exchanges: one message holds no
+ *  gap; 1 for self windows, whose time over their messages is the gap). */
 void exchange_window_samples(const Benchmark& b, std::vector<double>& sizes, std::vector<double>& times,
-                             std::vector<double>& messages, const std::string& path);
+                             std::vector<double>& messages, const std::string& path, double min_messages = 2);
 
 /** A gap law in the syntax of SimGrid's smpi/os ("X:seconds:seconds_per_byte;...", from the
- *  smallest size up, the first from 0), a slope below 0 written as 0. */
+ *  smallest size up, the first from 0); a segment whose time falls with size (noise) is written
+ *  flat at its value where it starts. */
 std::string gap_law(const PiecewiseFit& fit);
 
 /** SMPI's factor syntax for a fit, relative to (latency, bandwidth): "size:factor;..." from

@@ -275,7 +275,8 @@ def test_smpi_mode_charges_no_message_gap(tmp_path):
 def test_an_eager_message_within_a_node_takes_the_loopback_latency(tmp_path):
     """On a node whose ranks talk through SimGrid's loopback (single_node.xml), an eager message
     arrives the loopback's latency after it is posted: copy in, latency, copy out. A cluster
-    without a loopback (two_nodes.xml) describes no path within the node: no latency there."""
+    without a loopback (two_nodes.xml) describes no path within the node: no latency there
+    (its 20 us links to the backbone would otherwise be charged)."""
     single = HERE.parents[2] / "platforms" / "single_node.xml"
     path = tmp_path / "loop.xml"
     path.write_text("\n".join([
@@ -287,3 +288,5 @@ def test_an_eager_message_within_a_node_takes_the_loopback_latency(tmp_path):
         '  <config name="network/loopback-lat" value="5e-6"/>', "</scenario>"]) + "\n")
     res = simcore.load(path).run()
     assert res.metrics["makespan"] == pytest.approx(2 * 800 / M + 5e-6 + 2 * 800 / M, rel=1e-12)
+    cluster = scenario(tmp_path, ranks_per_node=2).run()
+    assert cluster.metrics["makespan"] == pytest.approx(4 * 800 / M, rel=1e-12)
