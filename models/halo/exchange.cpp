@@ -58,7 +58,7 @@ RouteView Exchange::route(sg4::Host* a, sg4::Host* b, double bytes, bool loopbac
     bandwidth = network_config("network/loopback-bw", 10e9);
   }
   if (loopback_only && !simcore::NetworkFactors::is_intra_node(a, b, links))
-    return {0, bandwidth};
+    return {0, std::numeric_limits<double>::infinity()};
   if (factors_ && !factors_->empty()) { // the profile's factors by placement, as the simulation applies them
     const bool intra = simcore::NetworkFactors::is_intra_node(a, b, links);
     return {latency * factors_->latency_factor(bytes, intra), bandwidth * factors_->bandwidth_factor(bytes, intra)};
@@ -92,7 +92,7 @@ void Exchange::start(simcore::SimContext& ctx)
       c.data = sg4::Mailbox::by_name("halo/d/" + std::to_string(i));
     if (s_.mode == Mode::Detailed && (t.protocol == Protocol::Rendezvous || t.protocol == Protocol::Pipelined))
       c.control = sg4::Mailbox::by_name("halo/c/" + std::to_string(i));
-    if (s_.mode == Mode::Detailed && t.intra)
+    if (s_.mode == Mode::Detailed && t.intra && s_.granularity == Granularity::Node)
       c.posted = sg4::Semaphore::create(0);
   }
   const auto agents = plan_.host.size();
@@ -102,6 +102,9 @@ void Exchange::start(simcore::SimContext& ctx)
   iteration_comm_max_.assign(static_cast<std::size_t>(s_.iterations), 0);
   copier_go_.assign(agents, nullptr);
   copier_done_.assign(agents, nullptr);
+  posted_to_.assign(agents, {});
+  posted_count_.assign(agents, nullptr);
+  copier_from_.assign(agents, 0);
   for (std::size_t a = 0; a < agents; a++) {
     const std::string name = s_.granularity == Granularity::Node ? "node-" + plan_.host[a]->get_name()
                                                                  : "rank-" + std::to_string(a);
@@ -112,6 +115,8 @@ void Exchange::start(simcore::SimContext& ctx)
     if (s_.mode == Mode::Detailed && intra_in) {
       copier_go_[a] = sg4::Semaphore::create(0);
       copier_done_[a] = sg4::Semaphore::create(0);
+      if (s_.granularity == Granularity::Rank)
+        posted_count_[a] = sg4::Semaphore::create(0);
       ctx.create_actor(name + "-copier", plan_.host[a], [this, a] { run_copier(a); });
     }
   }
@@ -234,7 +239,10 @@ void Exchange::exchange_detailed(std::size_t a)
     else
       receive(ti, channels_[ti].control, Step::RequestIn);
   }
-  if (copier_go_[a])
+  // A rank receives from other ranks of its node once it is done posting its sends (in
+  // MPI_Waitall); a node (node granularity) stands for its ranks and starts at once.
+  const bool rank_copier = copier_go_[a] && s_.granularity == Granularity::Rank;
+  if (copier_go_[a] && !rank_copier)
     copier_go_[a]->release();
   // An intra-node eager send copies into the shared buffer inside MPI_Isend: in neighbour
   // order (later sends wait for it), or after every network send is out (`network_first`).
@@ -253,11 +261,11 @@ void Exchange::exchange_detailed(std::size_t a)
     if (t.intra) {
       if (t.protocol == Protocol::Eager && in_order) {
         copy_intra(a, t);
-        channels_[ti].posted->release();
+        post_intra(ti);
       } else if (t.protocol == Protocol::Eager) {
         deferred = true;
       } else {
-        channels_[ti].posted->release(); // single copy: the buffer is exposed
+        post_intra(ti); // single copy: the buffer is exposed
       }
     } else if (t.protocol == Protocol::Eager) {
       send(ti, channels_[ti].data, t.total, Step::Done, true);
@@ -270,8 +278,12 @@ void Exchange::exchange_detailed(std::size_t a)
       if (plan_.transfers[ti].intra && plan_.transfers[ti].protocol == Protocol::Eager) {
         wait_gaps(plan_.transfers[ti]);
         copy_intra(a, plan_.transfers[ti]);
-        channels_[ti].posted->release();
+        post_intra(ti);
       }
+  if (rank_copier) {
+    copier_from_[a] = start + plan_.posting_end[a];
+    copier_go_[a]->release();
+  }
 
   while (!pending.empty()) {
     const auto i = static_cast<std::size_t>(sg4::Comm::wait_any(
@@ -333,32 +345,102 @@ void Exchange::exchange_detailed(std::size_t a)
     copier_done_[a]->acquire();
 }
 
-/* The intra-node receives of one agent, each iteration: wait until each sender's side is
- * ready, then copy (after the kernel-assisted start-up for single copies). One actor runs
- * every iteration: its copies stay in its activity list (see kIterationsPerActor), but it
- * communicates with nobody, and nothing searches that list (8,000 iterations of
- * two_ranks_one_node in 0.22 s). */
+/* The intra-node receives of one agent, each iteration. One actor runs every iteration: its
+ * copies stay in its activity list (see kIterationsPerActor), but it communicates with
+ * nobody, and nothing searches that list (8,000 iterations of two_ranks_one_node in 0.22 s).
+ *
+ * A rank copies each receive out as it comes, one at a time, as MPI's progress does inside
+ * MPI_Waitall: the first to have arrived first, an eager message from another rank once it
+ * has crossed the route within the node (the route's latency after its post), one to itself
+ * at once, a single copy after its kernel-assisted start-up. So with message gaps, the copies out of the earlier messages
+ * fall within the later gaps (which were measured with them) and only the last one's follows
+ * the last post. A node (node granularity) stands for its ranks copying side by side: it
+ * waits until every one of its receives is posted, then the single copies' start-ups one
+ * after another beside the latency of the last eager message, then copies them all. */
 void Exchange::run_copier(std::size_t a)
 {
+  std::size_t intra_in = 0;
   double bus_bytes = 0;
+  for (std::size_t ti : plan_.in[a])
+    if (plan_.transfers[ti].intra) {
+      intra_in++;
+      bus_bytes += plan_.transfers[ti].copy_bus_bytes;
+    }
   const double least = plan_.copy_least_in[a];
-  // The single copies' start-ups one after another, beside the latency of the last eager
-  // message (posted last, it arrives that long after).
   const double startup = std::max(static_cast<double>(plan_.copy_startups_in[a]) * s_.protocols.single_copy_startup,
                                   plan_.eager_latency_in[a]);
-  for (std::size_t ti : plan_.in[a])
-    if (plan_.transfers[ti].intra)
-      bus_bytes += plan_.transfers[ti].copy_bus_bytes;
   for (std::int64_t it = 0; it < s_.iterations; it++) {
     copier_go_[a]->acquire();
-    for (std::size_t ti : plan_.in[a])
-      if (plan_.transfers[ti].intra)
-        channels_[ti].posted->acquire();
-    if (startup > 0)
-      sg4::this_actor::sleep_for(startup);
-    copy_on_bus(a, bus_bytes, least);
+    if (s_.granularity == Granularity::Rank) {
+      // Done posting (a self gap after a message to itself posted last): what has come in by
+      // then was received inside the gaps, if its sender paid one for it.
+      const double idle = copier_from_[a] - sg4::Engine::get_clock();
+      if (idle > 0)
+        sg4::this_actor::sleep_for(idle);
+      const double from = sg4::Engine::get_clock();
+      // Posted to this rank and not yet copied out; more may come while it waits for one.
+      std::vector<Posted> waiting;
+      std::size_t taken = 0;
+      auto take = [&] {
+        waiting.push_back(posted_to_[a].front());
+        posted_to_[a].pop_front();
+        taken++;
+      };
+      auto ready = [&](const Posted& p) { return p.at + plan_.transfers[p.transfer].arrival_latency; };
+      for (std::size_t done = 0; done < intra_in;) {
+        while (taken < intra_in && !posted_count_[a]->would_block()) {
+          posted_count_[a]->acquire();
+          take();
+        }
+        if (waiting.empty()) {
+          posted_count_[a]->acquire();
+          take();
+          continue;
+        }
+        // The first to have arrived (the first posted among equals), unless another is posted
+        // meanwhile that arrives before it.
+        auto next = std::min_element(waiting.begin(), waiting.end(),
+                                     [&](const Posted& x, const Posted& y) { return ready(x) < ready(y); });
+        const double until = ready(*next) - sg4::Engine::get_clock();
+        if (until > 0 && taken < intra_in) {
+          if (!posted_count_[a]->acquire_timeout(until)) {
+            take();
+            continue;
+          }
+        } else if (until > 0) {
+          sg4::this_actor::sleep_for(until);
+        }
+        const Transfer& t = plan_.transfers[next->transfer];
+        const bool in_gaps = t.gapped && ready(*next) < from;
+        waiting.erase(next);
+        done++;
+        if (in_gaps)
+          continue;
+        if (t.copy_startups > 0)
+          sg4::this_actor::sleep_for(static_cast<double>(t.copy_startups) * s_.protocols.single_copy_startup);
+        copy_on_bus(a, t.copy_bus_bytes, t.copy_out_least);
+      }
+    } else {
+      for (std::size_t ti : plan_.in[a])
+        if (plan_.transfers[ti].intra)
+          channels_[ti].posted->acquire();
+      if (startup > 0)
+        sg4::this_actor::sleep_for(startup);
+      copy_on_bus(a, bus_bytes, least);
+    }
     copier_done_[a]->release();
   }
+}
+
+void Exchange::post_intra(std::size_t ti)
+{
+  if (s_.granularity == Granularity::Node) {
+    channels_[ti].posted->release();
+    return;
+  }
+  const std::size_t to = static_cast<std::size_t>(plan_.transfers[ti].to);
+  posted_to_[to].push_back({ti, sg4::Engine::get_clock()});
+  posted_count_[to]->release();
 }
 
 /* One core copies: its bytes weigh on the node's bus (cached copies less than their bytes),

@@ -13,6 +13,7 @@
 #include <simgrid/s4u/Semaphore.hpp>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,7 +30,12 @@ private:
   struct Channels {
     simgrid::s4u::Mailbox* data = nullptr;     ///< inter-node, or every message in smpi mode
     simgrid::s4u::Mailbox* control = nullptr;  ///< rendezvous and pipelined request and answer
-    simgrid::s4u::SemaphorePtr posted;         ///< intra-node: the sender's side is ready
+    simgrid::s4u::SemaphorePtr posted;         ///< intra-node, node granularity: the sender's side is ready
+  };
+  /** An intra-node transfer whose sender's side is ready (rank granularity), and when. */
+  struct Posted {
+    std::size_t transfer;
+    double at;
   };
   /** Iterations [first, ...) of an agent: a bounded number of them, then a successor actor
    *  takes the rest (see exchange.cpp). */
@@ -39,6 +45,7 @@ private:
   void run_copier(std::size_t agent);
   void copy_on_bus(std::size_t agent, double bus_bytes, double least);
   void copy_intra(std::size_t agent, const Transfer& t); ///< an intra-node copy of all of t's messages
+  void post_intra(std::size_t transfer);                 ///< the sender's side of an intra-node transfer is ready
   simgrid::s4u::Disk* bus(std::size_t agent) const { return bus_.at(plan_.host[agent]); }
   RouteView route(simgrid::s4u::Host* a, simgrid::s4u::Host* b, double bytes, bool loopback_only) const;
 
@@ -48,6 +55,11 @@ private:
   Plan plan_;
   std::vector<Channels> channels_; ///< per transfer
   std::vector<simgrid::s4u::SemaphorePtr> copier_go_, copier_done_; ///< per agent with intra receives
+  /** Rank granularity, per agent with intra receives: what was posted to it, in the order it
+   *  was, and how many (a copier copies its receives out as they come). */
+  std::vector<std::deque<Posted>> posted_to_;
+  std::vector<simgrid::s4u::SemaphorePtr> posted_count_;
+  std::vector<double> copier_from_; ///< rank granularity, per agent: when its copier may start (done posting)
   std::map<simgrid::s4u::Host*, simgrid::s4u::Disk*> bus_;
   const simcore::NetworkFactors* factors_ = nullptr; ///< the profile's, where it has them
   std::vector<double> comm_time_, end_; ///< per agent

@@ -123,18 +123,24 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
  *  it, a transfer of several parts (unbundled variables) for its own parts' too, until its
  *  last is posted. Messages past the eager limit add no gap (their start-ups and handshakes
  *  are their per-message cost). At node granularity a transfer waits for its latest message. */
-void post_delays(const Setup& s, const std::vector<RankMessage>& msgs, const std::vector<std::size_t>& transfer_of,
-                 const std::vector<char>& network_first, std::vector<Transfer>& transfers)
+std::vector<double> post_delays(const Setup& s, const std::vector<RankMessage>& msgs,
+                                const std::vector<std::size_t>& transfer_of, const std::vector<char>& network_first,
+                                std::vector<Transfer>& transfers)
 {
+  std::vector<double> posting_end(static_cast<std::size_t>(s.grid.ranks()), 0);
   if (s.mode != Mode::Detailed)
-    return; // SMPI mode: what SMPI simulates, which charges no gap
-  std::vector<double> posted(static_cast<std::size_t>(s.grid.ranks()), 0); // gaps so far, per rank
+    return posting_end; // SMPI mode: what SMPI simulates, which charges no gap
+  std::vector<double> posted(posting_end.size(), 0); // gaps so far, per rank
   auto post = [&](std::size_t i) {
     const RankMessage& m = msgs[i];
     const double gap = m.protocol == Protocol::Eager ? s.message_gap(m.bytes, m.intra, m.from == m.to) : 0;
-    double& at = posted[static_cast<std::size_t>(m.from)];
+    const auto r = static_cast<std::size_t>(m.from);
+    double& at = posted[r];
     Transfer& t = transfers[transfer_of[i]];
-    t.post_delay = std::max(t.post_delay, at + gap * static_cast<double>(m.parts - 1));
+    const double last = at + gap * static_cast<double>(m.parts - 1);
+    t.post_delay = std::max(t.post_delay, last);
+    t.gapped = t.gapped || gap > 0;
+    posting_end[r] = std::max(posting_end[r], m.from == m.to ? last + gap : last);
     at += gap * static_cast<double>(m.parts);
   };
   // msgs hold each rank's messages together, in neighbour order.
@@ -152,6 +158,7 @@ void post_delays(const Setup& s, const std::vector<RankMessage>& msgs, const std
           post(i);
     first = end;
   }
+  return posting_end;
 }
 
 } // namespace
@@ -164,6 +171,24 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     const auto chosen = choose_dynamic(s, route, msgs);
     for (std::size_t r = 0; r < chosen.size(); r++)
       rank_network_first[r] = rank_network_first[r] || chosen[r];
+  }
+
+  // Detailed mode: the variables of an unbundled eager message are posted one gap apart, so
+  // they are transfers of their own (together they would move all their bytes after the last
+  // post, which the earlier gaps had already paid for).
+  if (s.mode == Mode::Detailed && !s.bundled) {
+    std::vector<RankMessage> split;
+    std::vector<char> split_first;
+    split.reserve(msgs.size());
+    for (const auto& m : msgs) {
+      const bool gapped = m.protocol == Protocol::Eager && s.message_gap(m.bytes, m.intra, m.from == m.to) > 0;
+      for (std::int64_t k = 0; k < (gapped ? m.parts : 1); k++) {
+        split.push_back(m);
+        if (gapped)
+          split.back().parts = 1;
+      }
+    }
+    msgs = std::move(split);
   }
 
   Plan plan;
@@ -219,7 +244,16 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
   std::map<std::int64_t, double> receiver_least;
   std::map<std::int64_t, std::int64_t> receiver_startups;
   std::vector<std::size_t> transfer_of; // per message
+  // An intra-node eager message alone takes what the route says (with a profile, the fitted
+  // ping-ping time at its size): its two copies, and the rest in flight, at least the route's
+  // latency.
   std::map<std::pair<simgrid::s4u::Host*, double>, double> intra_latency;
+  auto in_flight = [&](simgrid::s4u::Host* h, double bytes) {
+    const RouteView r = route(h, h, bytes, true);
+    const CopyCost c = s.intra_copy_on(h, bytes);
+    const double copy = std::max(c.bus_bytes / s.memory_bandwidth_on(h), c.least_seconds);
+    return std::max(r.latency, r.latency + bytes / r.bandwidth - 2 * copy);
+  };
   plan.eager_latency_in.assign(plan.host.size(), 0);
   for (const auto& m : msgs) {
     plan.messages_by[m.intra ? 1 : 0][static_cast<int>(m.protocol)] += m.parts;
@@ -248,17 +282,21 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
       t.copy_bus_bytes += c.bus_bytes * parts;
       if (m.protocol == Protocol::Eager)
         t.copy_least = std::max(t.copy_least, sender_least[{ti, m.from}] += c.least_seconds * parts);
+      t.copy_out_least += c.least_seconds * parts;
       receiver_least[m.to] += c.least_seconds * parts;
-      if (m.protocol == Protocol::SingleCopy && m.from != m.to)
+      if (m.protocol == Protocol::SingleCopy && m.from != m.to) {
         receiver_startups[m.to] += m.parts;
+        t.copy_startups += m.parts;
+      }
       if (s.mode == Mode::Detailed && m.protocol == Protocol::Eager && m.from != m.to) { // arrives that long after
         auto* h = s.host_of_rank[m.to];
         const auto key = std::make_pair(h, m.bytes);
         auto it = intra_latency.find(key);
         if (it == intra_latency.end())
-          it = intra_latency.emplace(key, route(h, h, m.bytes, true).latency).first;
+          it = intra_latency.emplace(key, in_flight(h, m.bytes)).first;
         double& in = plan.eager_latency_in[static_cast<std::size_t>(agent_of_rank[m.to])];
         in = std::max(in, it->second);
+        t.arrival_latency = std::max(t.arrival_latency, it->second);
       }
     }
   }
@@ -272,7 +310,10 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     double& in = plan.copy_least_in[static_cast<std::size_t>(agent_of_rank[rank])];
     in = std::max(in, least);
   }
-  post_delays(s, msgs, transfer_of, rank_network_first, plan.transfers);
+  const auto posting_end = post_delays(s, msgs, transfer_of, rank_network_first, plan.transfers);
+  plan.posting_end.assign(agents, 0);
+  if (s.granularity == Granularity::Rank)
+    plan.posting_end = posting_end;
   plan.network_first.assign(agents, 1); // node granularity: one aggregated copy, no order
   if (s.granularity == Granularity::Rank)
     plan.network_first = rank_network_first;

@@ -83,6 +83,13 @@ struct Transfer {
   double copy_least = 0;        ///< intra: s, the least time of its senders' copies into shared buffers
                                 ///< (eager: each sender copies its messages in turn, senders side by side)
   double post_delay = 0;        ///< s after the exchange starts: the message gaps before its (last) post
+  /** Intra-node, what its receiver does once it is posted (detailed mode, rank granularity):
+   *  wait `arrival_latency` (an eager message from another rank crossing the node's route),
+   *  `copy_startups` single-copy start-ups, then copy it out, no faster than `copy_out_least`. */
+  double arrival_latency = 0;
+  std::int64_t copy_startups = 0;
+  double copy_out_least = 0;
+  bool gapped = false; ///< eager, posted with message gaps (detailed mode)
 };
 
 /** The route between two hosts as the network model sees a message of `bytes`. */
@@ -93,7 +100,7 @@ struct RouteView {
 /** (a, b, bytes, loopback_only): with loopback_only, a host's route to itself counts only
  *  over its loopback (SimGrid's implicit one, a cluster's loopback link); over other links
  *  (a cluster without loopback, whose hosts reach themselves through the backbone), which
- *  describe no path within the node, it is free (latency 0). */
+ *  describe no path within the node, it is free (latency 0, bandwidth infinite). */
 using RouteFunction = std::function<RouteView(simgrid::s4u::Host*, simgrid::s4u::Host*, double bytes, bool)>;
 
 struct Plan {
@@ -104,6 +111,8 @@ struct Plan {
   std::vector<Transfer> transfers;
   std::vector<std::vector<std::size_t>> out, in; ///< transfer indices per agent, in neighbour order
   std::vector<char> network_first;               ///< per agent: post network sends before eager copies
+  /* Node granularity (a node's ranks copy side by side, so the node copies all its intra-node
+   * receives at once, after the last is posted): */
   /** Per agent: the least time of its intra-node receive copies (each rank copies its own in
    *  turn at one core's rate, the ranks of a node side by side: the longest rank's). */
   std::vector<double> copy_least_in;
@@ -115,6 +124,10 @@ struct Plan {
    *  within the node at their size, the profile's intra-node factors applied), the largest:
    *  the last of them arrives that long after it is posted. */
   std::vector<double> eager_latency_in;
+  /** Per agent (rank granularity, detailed mode): s after the exchange starts when the rank
+   *  is done posting: its last post, or a self gap after a message to itself posted last
+   *  (a self window's time is all gaps). Eager receives in by then are inside the gaps. */
+  std::vector<double> posting_end;
   /** MPI messages per iteration by channel (0 inter, 1 intra) and protocol. */
   std::int64_t messages_by[2][kProtocols] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
   double bytes_by[2] = {0, 0}; ///< per iteration, inter and intra

@@ -72,8 +72,9 @@ def test_one_node_single_copy_shares_the_memory_bus(tmp_path):
     # Both copies at once on one bus: start-up + 2 S / M.
     assert two.metrics["makespan"] == pytest.approx(2e-6 + 2 * 80000 / M, rel=1e-12)
     four = scenario(tmp_path, ranks=4, procs="4,1,1", local_cells="1,100,100", ranks_per_node=4).run()
-    # Six copies at once (ranks 1 and 2 receive two each): three times as long per byte.
-    assert four.metrics["makespan"] == pytest.approx(2e-6 + 6 * 80000 / M, rel=1e-12)
+    # A rank copies its receives one after another, each after its start-up: four copies at
+    # once, then ranks 1 and 2 (which receive two each) their second after a second start-up.
+    assert four.metrics["makespan"] == pytest.approx(2e-6 + 4 * 80000 / M + 2e-6 + 2 * 80000 / M, rel=1e-12)
 
 
 def test_single_copies_start_one_after_another_and_a_rank_copies_to_itself_at_once(tmp_path):
@@ -214,12 +215,17 @@ GAP = 1e-6
 @pytest.mark.parametrize("granularity", ["rank", "node"])
 def test_message_gaps_delay_each_further_eager_message(tmp_path, granularity):
     """Two ranks of one node, one face of 5 variables each way, one message a variable (800 B,
-    eager): each rank posts its fifth message 4 gaps after its first, then both copy their
-    4,000 B in and out on the shared bus."""
+    eager): each rank posts its fifth message 4 gaps after its first. The receive side of the
+    messages that came in while the rank was posting is inside the gaps (measured with it),
+    so only the last message's copies follow the last post, both ranks' on the shared bus:
+    the window's time, 4 gaps past one message each way. A node
+    (node granularity) stands for its ranks copying side by side: it posts its messages once
+    the last is due, then copies them all in and out."""
     base = dict(ranks_per_node=2, variables=5, bundled="false", granularity=granularity)
     res = scenario(tmp_path, message_gap="1us", **base).run()
     assert res.metrics["intra_eager_messages"] == 10
-    assert res.metrics["makespan"] == pytest.approx(4 * GAP + 2 * 4000 / M + 2 * 4000 / M, rel=1e-12)
+    last = 2 * 800 / M if granularity == "rank" else 2 * 4000 / M
+    assert res.metrics["makespan"] == pytest.approx(4 * GAP + last + last, rel=1e-12)
     # No gap given and none in a profile: as before.
     assert scenario(tmp_path, **base).run().metrics["makespan"] == pytest.approx(4 * 4000 / M, rel=1e-12)
     # One message a neighbour: nothing before it to wait for.
@@ -236,31 +242,35 @@ def test_message_gaps_from_a_profile_by_size_and_placement(tmp_path):
     intra = scenario(tmp_path, ranks_per_node=2, variables=5, bundled="false")
     intra.calibration = profile
     g = 1e-6 + 800 * 1e-10
-    assert intra.run().metrics["makespan"] == pytest.approx(4 * g + 4 * 4000 / M, rel=1e-12)
+    assert intra.run().metrics["makespan"] == pytest.approx(4 * g + 4 * 800 / M, rel=1e-12)
     inter = scenario(tmp_path, variables=5, bundled="false", nic_dma="false")
     inter.calibration = profile
     plain = scenario(tmp_path, variables=5, bundled="false", nic_dma="false").run().metrics["makespan"]
-    assert inter.run().metrics["makespan"] == pytest.approx(plain + 4 * 3e-6, rel=1e-9)
+    assert plain == pytest.approx(L + 4000 / B + 4000 / M, rel=1e-12)  # no gap: one flow of the five
+    # Each variable leaves one gap after the one before; the last, 4 gaps after the first.
+    assert inter.run().metrics["makespan"] == pytest.approx(4 * 3e-6 + L + 800 / B + 800 / M, rel=1e-12)
     # The scenario's value wins over the profile's.
     fixed = scenario(tmp_path, ranks_per_node=2, variables=5, bundled="false", message_gap="2us")
     fixed.calibration = profile
-    assert fixed.run().metrics["makespan"] == pytest.approx(4 * 2e-6 + 4 * 4000 / M, rel=1e-12)
-    # A rank alone, periodic: six faces to itself, the self law's gap.
+    assert fixed.run().metrics["makespan"] == pytest.approx(4 * 2e-6 + 4 * 800 / M, rel=1e-12)
+    # A rank alone, periodic: six faces to itself, the self law's gap each (a self window's
+    # time is all gaps: the copies are inside them).
     alone = scenario(tmp_path, ranks=1, procs="1,1,1", periodic="true", local_cells="10,10,10")
     alone.calibration = profile
-    assert alone.run().metrics["makespan"] == pytest.approx(5 * 2e-7 + 800 / M + 6 * 800 / M, rel=1e-12)
+    assert alone.run().metrics["makespan"] == pytest.approx(6 * 2e-7, rel=1e-12)
 
 
 def test_messages_to_itself_take_the_self_gap_and_single_copies_none(tmp_path):
     """A rank alone, periodic: its six eager faces (800 B) go to itself, one self_message_gap
-    apart, not message_gap (the other ranks'): the sixth is copied in 5 gaps after the first,
-    then the six are copied out. Faces past the eager limit (single copies) add no gap."""
+    apart, not message_gap (the other ranks'): six self gaps, the time the fitter gives a self
+    window of six (its copies are inside the gaps). Faces past the eager limit (single
+    copies) add no gap."""
     one = dict(ranks=1, procs="1,1,1", periodic="true", local_cells="10,10,10")
     plain = scenario(tmp_path, **one).run().metrics["makespan"]
     assert plain == pytest.approx(12 * 800 / M, rel=1e-12)
     assert scenario(tmp_path, message_gap="1ms", **one).run().metrics["makespan"] == plain
     res = scenario(tmp_path, self_message_gap="1us", **one).run()
-    assert res.metrics["makespan"] == pytest.approx(5 * GAP + 800 / M + 6 * 800 / M, rel=1e-12)
+    assert res.metrics["makespan"] == pytest.approx(6 * GAP, rel=1e-12)
     two = dict(ranks_per_node=2, local_cells="1,100,100", variables=5, bundled="false")  # 80 kB messages
     assert (scenario(tmp_path, message_gap="1ms", self_message_gap="1ms", **two).run().metrics["makespan"] ==
             scenario(tmp_path, **two).run().metrics["makespan"])
@@ -272,21 +282,53 @@ def test_smpi_mode_charges_no_message_gap(tmp_path):
             scenario(tmp_path, **base).run().metrics["makespan"])
 
 
+def single_node_scenario(tmp_path, loopback_bw="10e9", **params):
+    """Ranks of one node that talk through SimGrid's loopback (single_node.xml), 5 us of latency."""
+    single = HERE.parents[2] / "platforms" / "single_node.xml"
+    p = dict(ranks=2, procs="2,1,1", local_cells="1,10,10", periodic="false", variables=1, iterations=1,
+             flops_per_cell=0, ranks_per_node=2, memory_bandwidth="10GBps")
+    p.update(params)
+    path = tmp_path / ("loop%d.xml" % len(list(tmp_path.glob("loop*.xml"))))
+    path.write_text("\n".join([
+        '<?xml version="1.0"?>', '<scenario model="halo" seed="1">', '  <platform file="%s"/>' % single,
+        *['  <param name="%s" value="%s"/>' % kv for kv in p.items()],
+        '  <config name="network/latency-factor" value="1"/>', '  <config name="network/bandwidth-factor" value="1"/>',
+        '  <config name="network/loopback-bw" value="%s"/>' % loopback_bw,
+        '  <config name="network/loopback-lat" value="5e-6"/>', "</scenario>"]) + "\n")
+    return simcore.load(path)
+
+
 def test_an_eager_message_within_a_node_takes_the_loopback_latency(tmp_path):
     """On a node whose ranks talk through SimGrid's loopback (single_node.xml), an eager message
     arrives the loopback's latency after it is posted: copy in, latency, copy out. A cluster
     without a loopback (two_nodes.xml) describes no path within the node: no latency there
     (its 20 us links to the backbone would otherwise be charged)."""
-    single = HERE.parents[2] / "platforms" / "single_node.xml"
-    path = tmp_path / "loop.xml"
-    path.write_text("\n".join([
-        '<?xml version="1.0"?>', '<scenario model="halo" seed="1">', '  <platform file="%s"/>' % single,
-        *['  <param name="%s" value="%s"/>' % kv for kv in dict(
-            ranks=2, procs="2,1,1", local_cells="1,10,10", periodic="false", variables=1, iterations=1,
-            flops_per_cell=0, ranks_per_node=2, memory_bandwidth="10GBps").items()],
-        '  <config name="network/latency-factor" value="1"/>',
-        '  <config name="network/loopback-lat" value="5e-6"/>', "</scenario>"]) + "\n")
-    res = simcore.load(path).run()
+    res = single_node_scenario(tmp_path).run()
     assert res.metrics["makespan"] == pytest.approx(2 * 800 / M + 5e-6 + 2 * 800 / M, rel=1e-12)
     cluster = scenario(tmp_path, ranks_per_node=2).run()
     assert cluster.metrics["makespan"] == pytest.approx(4 * 800 / M, rel=1e-12)
+
+
+def test_each_eager_message_arrives_the_latency_after_its_own_post(tmp_path):
+    """Two ranks of one node, periodic, split along y (10 x 1 x 10 cells): each rank sends, in
+    neighbour order, x- (to itself, 80 B), y- (to the other rank, 800 B), z-, z+ (itself), y+
+    (the other), x+ (itself), one gap (1 us) apart: done posting after 6 gaps (a self gap
+    after x+). A message from the other rank comes in once it has crossed the loopback, 5 us
+    after its own post: y- (posted after 1 gap) after that, then y+ (after 4 gaps). So the
+    exchange ends when y+ has crossed and been copied out, not 5 us after the last post (x+,
+    to itself): copy in, latency, copy out, both ranks' on the shared bus."""
+    gaps = dict(procs="1,2,1", local_cells="10,1,10", periodic="true", message_gap="1us", self_message_gap="1us")
+    res = single_node_scenario(tmp_path, **gaps).run()
+    assert res.metrics["intra_eager_messages"] == 12
+    assert res.metrics["makespan"] == pytest.approx(4 * GAP + 2 * 800 / M + 5e-6 + 2 * 800 / M, rel=1e-12)
+
+
+def test_an_eager_message_alone_takes_at_least_what_the_route_says(tmp_path):
+    """An eager message within a node takes, alone, what its route takes (with a profile, the
+    ping-ping time fitted at its size): where latency + S / bandwidth (100 MBps here: 8 us for
+    800 B) exceeds the route's latency and the model's two copies, the rest is in flight
+    between the copies. With a fast loopback, the latency alone."""
+    slow = single_node_scenario(tmp_path, loopback_bw="1e8").run()
+    assert slow.metrics["makespan"] == pytest.approx(5e-6 + 800 / 1e8 + 2 * 800 / M, rel=1e-12)
+    fast = single_node_scenario(tmp_path).run()
+    assert fast.metrics["makespan"] == pytest.approx(2 * 800 / M + 5e-6 + 2 * 800 / M, rel=1e-12)
