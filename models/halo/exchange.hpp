@@ -12,6 +12,7 @@
 #include <simgrid/s4u/Mailbox.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -55,10 +56,14 @@ private:
   Plan plan_;
   std::vector<Channels> channels_; ///< per transfer
   std::vector<simgrid::s4u::SemaphorePtr> copier_go_, copier_done_; ///< per agent with intra receives
-  /** Rank granularity, per agent with intra receives: what was posted to it, in the order it
-   *  was, and how many (a copier copies its receives out as they come). */
-  std::vector<std::deque<Posted>> posted_to_;
-  std::vector<simgrid::s4u::SemaphorePtr> posted_count_;
+  /** Rank granularity, per agent with intra receives and per iteration's parity: what was
+   *  posted to it, in the order it was, and how many (a copier copies its receives out as they
+   *  come). A sender is at most one iteration ahead of a receiver's copier (halo neighbours
+   *  are mutual: it needs the receiver's next posts to finish its own iteration), so two
+   *  queues keep the iterations apart. */
+  std::vector<std::array<std::deque<Posted>, 2>> posted_to_;
+  std::vector<std::array<simgrid::s4u::SemaphorePtr, 2>> posted_count_;
+  std::vector<std::int64_t> posts_; ///< per transfer: how many times it was posted (its next iteration)
   std::vector<double> copier_from_; ///< rank granularity, per agent: when its copier may start (done posting)
   std::map<simgrid::s4u::Host*, simgrid::s4u::Disk*> bus_;
   const simcore::NetworkFactors* factors_ = nullptr; ///< the profile's, where it has them

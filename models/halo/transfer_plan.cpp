@@ -178,7 +178,6 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
   // post, which the earlier gaps had already paid for).
   if (s.mode == Mode::Detailed && !s.bundled) {
     std::vector<RankMessage> split;
-    std::vector<char> split_first;
     split.reserve(msgs.size());
     for (const auto& m : msgs) {
       const bool gapped = m.protocol == Protocol::Eager && s.message_gap(m.bytes, m.intra, m.from == m.to) > 0;
@@ -247,12 +246,15 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
   // An intra-node eager message alone takes what the route says (with a profile, the fitted
   // ping-ping time at its size): its two copies, and the rest in flight, at least the route's
   // latency.
-  std::map<std::pair<simgrid::s4u::Host*, double>, double> intra_latency;
-  auto in_flight = [&](simgrid::s4u::Host* h, double bytes) {
+  std::map<std::tuple<simgrid::s4u::Host*, double, std::int64_t>, double> intra_latency;
+  // `parts` messages of `bytes` (unbundled variables without gaps) travel as one flow, copied
+  // in and out one after another.
+  auto in_flight = [&](simgrid::s4u::Host* h, double bytes, std::int64_t parts) {
     const RouteView r = route(h, h, bytes, true);
     const CopyCost c = s.intra_copy_on(h, bytes);
-    const double copy = std::max(c.bus_bytes / s.memory_bandwidth_on(h), c.least_seconds);
-    return std::max(r.latency, r.latency + bytes / r.bandwidth - 2 * copy);
+    const double n = static_cast<double>(parts);
+    const double copy = n * std::max(c.bus_bytes / s.memory_bandwidth_on(h), c.least_seconds);
+    return std::max(r.latency, r.latency + n * bytes / r.bandwidth - 2 * copy);
   };
   plan.eager_latency_in.assign(plan.host.size(), 0);
   for (const auto& m : msgs) {
@@ -290,10 +292,10 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
       }
       if (s.mode == Mode::Detailed && m.protocol == Protocol::Eager && m.from != m.to) { // arrives that long after
         auto* h = s.host_of_rank[m.to];
-        const auto key = std::make_pair(h, m.bytes);
+        const auto key = std::make_tuple(h, m.bytes, m.parts);
         auto it = intra_latency.find(key);
         if (it == intra_latency.end())
-          it = intra_latency.emplace(key, in_flight(h, m.bytes)).first;
+          it = intra_latency.emplace(key, in_flight(h, m.bytes, m.parts)).first;
         double& in = plan.eager_latency_in[static_cast<std::size_t>(agent_of_rank[m.to])];
         in = std::max(in, it->second);
         t.arrival_latency = std::max(t.arrival_latency, it->second);

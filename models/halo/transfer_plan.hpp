@@ -70,8 +70,9 @@ struct Setup {
 };
 
 /** One transfer of an iteration: a message (or, unbundled, the messages of all variables:
- *  they start together on one route and share it, so they travel as one flow of their total),
- *  or at node granularity all the messages of one protocol from one node to another. */
+ *  without gaps they start together on one route and share it, so they travel as one flow of
+ *  their total; with gaps each is a transfer of its own), or at node granularity all the
+ *  messages of one protocol from one node to another. */
 struct Transfer {
   std::int64_t from, to;        ///< agents
   bool intra;                   ///< both ends on one node
@@ -84,7 +85,8 @@ struct Transfer {
                                 ///< (eager: each sender copies its messages in turn, senders side by side)
   double post_delay = 0;        ///< s after the exchange starts: the message gaps before its (last) post
   /** Intra-node, what its receiver does once it is posted (detailed mode, rank granularity):
-   *  wait `arrival_latency` (an eager message from another rank crossing the node's route),
+   *  wait `arrival_latency` (an eager message from another rank in flight: see
+   *  Plan::eager_latency_in),
    *  `copy_startups` single-copy start-ups, then copy it out, no faster than `copy_out_least`. */
   double arrival_latency = 0;
   std::int64_t copy_startups = 0;
@@ -120,9 +122,10 @@ struct Plan {
    *  other ranks start one after another (a message to itself has none: MPI's self transport
    *  copies it at once); at node granularity the node's rank with the most. */
   std::vector<std::int64_t> copy_startups_in;
-  /** Per agent: the latency of its intra-node eager messages from other ranks (the route
-   *  within the node at their size, the profile's intra-node factors applied), the largest:
-   *  the last of them arrives that long after it is posted. */
+  /** Per agent: the in-flight time of its intra-node eager messages from other ranks (what
+   *  the route within the node takes for them at their size, the profile's intra-node
+   *  factors applied, less their two copies alone; at least its latency), the largest: the
+   *  last of them arrives that long after it is posted. */
   std::vector<double> eager_latency_in;
   /** Per agent (rank granularity, detailed mode): s after the exchange starts when the rank
    *  is done posting: its last post, or a self gap after a message to itself posted last

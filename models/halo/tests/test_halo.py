@@ -80,7 +80,10 @@ def test_one_node_single_copy_shares_the_memory_bus(tmp_path):
 def test_single_copies_start_one_after_another_and_a_rank_copies_to_itself_at_once(tmp_path):
     """Two ranks of one node, periodic: each single-copies both x faces from the other rank
     (two start-ups, one after the other) and its four y and z faces from itself (none: MPI's
-    self transport); then the twelve copies of 32,768 B share the bus. Both granularities."""
+    self transport). At rank granularity each rank takes them one at a time in the order they
+    were posted, a face from the other rank after its start-up; the two ranks, alike, pause
+    for their start-ups at the same times, so the bus idles through two of them. At node
+    granularity the start-ups come first, then the twelve copies of 32,768 B share the bus."""
     for granularity in ("rank", "node"):
         res = scenario(tmp_path, local_cells="64,64,64", periodic="true", ranks_per_node=2,
                        granularity=granularity).run()
@@ -332,3 +335,44 @@ def test_an_eager_message_alone_takes_at_least_what_the_route_says(tmp_path):
     assert slow.metrics["makespan"] == pytest.approx(5e-6 + 800 / 1e8 + 2 * 800 / M, rel=1e-12)
     fast = single_node_scenario(tmp_path).run()
     assert fast.metrics["makespan"] == pytest.approx(2 * 800 / M + 5e-6 + 2 * 800 / M, rel=1e-12)
+
+
+def test_unbundled_variables_without_gaps_take_their_route_as_one_flow(tmp_path):
+    """Five variables of 800 B without gaps travel as one flow of 4,000 B: no faster over a
+    100 MBps loopback than one bundled message of the same bytes, at both granularities."""
+    for granularity in ("rank", "node"):
+        bundled = single_node_scenario(tmp_path, loopback_bw="1e8", variables=5, granularity=granularity).run()
+        unbundled = single_node_scenario(tmp_path, loopback_bw="1e8", variables=5, bundled="false",
+                                         granularity=granularity).run()
+        expected = 5e-6 + 4000 / 1e8 + 2 * 4000 / M
+        assert bundled.metrics["makespan"] == pytest.approx(expected, rel=1e-12)
+        assert unbundled.metrics["makespan"] == pytest.approx(expected, rel=1e-12)
+    node = single_node_scenario(tmp_path, loopback_bw="1e8", granularity="node").run()
+    assert node.metrics["makespan"] == pytest.approx(5e-6 + 800 / 1e8 + 2 * 800 / M, rel=1e-12)
+
+
+def test_a_receiver_takes_each_iteration_s_posts_in_its_own_iteration(tmp_path):
+    """Four ranks in a row, ranks 0-2 on one node, rank 3 on the other behind a 20 us link:
+    rank 0 cannot finish iteration k + 2 before rank 2 finishes iteration k (rank 0 needs rank
+    1's post of k + 2, which comes after rank 1 has rank 2's post of k + 1, which comes after
+    rank 2's iteration k). A rank that posts its next iteration early must not stand in for a
+    post of the current one."""
+    row = dict(ranks=4, procs="4,1,1", ranks_per_node=3, flops_per_cell=10)
+    rank2 = [list(scenario(tmp_path, iterations=k, **row).run().series["ranks"]["end"])[2] for k in (1, 2)]
+    for k in (1, 2):
+        ends = list(scenario(tmp_path, iterations=k + 2, **row).run().series["ranks"]["end"])
+        assert ends[0] >= rank2[k - 1] > L
+
+
+def test_receives_in_flight_while_later_ones_are_posted(tmp_path):
+    """Four ranks of one node (2 x 2, 1 x 10 x 20 cells: x faces 1,600 B, y faces 160 B),
+    1 us gaps, a 100 MBps loopback. Ranks 0 and 1 post their y face, then their x face; ranks 2
+    and 3 their x face, then their y face. Each x face from ranks 2 and 3 is posted once the
+    four first copies are done (3,520 B on the bus), and is in flight 5 us + 1,600 B / 100 MBps
+    less its two copies: ranks 0 and 1 end then, with its copy out. Ranks 2 and 3 start
+    receiving before their x face is posted (they wait for their y face, in at 7.6 us, and
+    take the x face's post meanwhile): they end one gap later than ranks 0 and 1."""
+    res = single_node_scenario(tmp_path, loopback_bw="1e8", ranks=4, procs="2,2,1", local_cells="1,10,20",
+                               ranks_per_node=4, message_gap="1us").run()
+    first = 3520 / M + 5e-6 + 1600 / 1e8
+    assert list(res.series["ranks"]["end"]) == pytest.approx([first, first, first + GAP, first + GAP], rel=1e-12)
