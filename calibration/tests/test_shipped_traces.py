@@ -32,6 +32,8 @@ def test_the_shipped_traces_of_this_machine_fit_into_a_whole_profile(tmp_path):
     assert rates["cached_copy_bandwidth"]["value"] > rates["memcpy_bandwidth"]["value"]
     assert 4096 < rates["cached_copy_limit"]["value"] < 2**26
     assert rates["network_latency_past_switch_intra_node"]["value"] > 0
+    # The ping-pong trace has its exchange and self windows: the profile has message gaps.
+    assert set(p["message_gaps"]) == {"intra-node", "self"}
 
 
 def test_the_shipped_h200_trace_fits_into_gpu_rates_with_their_shares(tmp_path):
