@@ -66,9 +66,18 @@ RouteView Exchange::route(sg4::Host* a, sg4::Host* b, double bytes, bool loopbac
   return {latency * network_config("network/latency-factor"), bandwidth * network_config("network/bandwidth-factor")};
 }
 
+/* A wait shorter than SimGrid's timing precision is no wait (SimGrid would skip it too, with a
+ * message per actor): such remainders are rounding, a copy that ended a hair early. */
+void Exchange::pause(double seconds) const
+{
+  if (seconds >= precision_)
+    sg4::this_actor::sleep_for(seconds);
+}
+
 void Exchange::start(simcore::SimContext& ctx)
 {
   ctx_ = &ctx;
+  precision_ = network_config("surf/precision", 1e-9);
   factors_ = &ctx.calibration().network_factors();
   // The memory bus of each node: a resource whose bandwidth concurrent copies share
   // (SimGrid's disk model gives exactly that); made before the plan, which may seal the
@@ -250,9 +259,7 @@ void Exchange::exchange_detailed(std::size_t a)
   // Each send waits for the message gaps before it (post_delay).
   const double start = sg4::Engine::get_clock();
   auto wait_gaps = [&](const Transfer& t) {
-    const double left = start + t.post_delay - sg4::Engine::get_clock();
-    if (left > 0)
-      sg4::this_actor::sleep_for(left);
+    pause(start + t.post_delay - sg4::Engine::get_clock());
   };
   bool deferred = false;
   for (std::size_t ti : plan_.out[a]) {
@@ -374,9 +381,7 @@ void Exchange::run_copier(std::size_t a)
     copier_go_[a]->acquire();
     if (s_.granularity == Granularity::Rank) {
       // Done posting (a self gap after a message to itself posted last).
-      const double idle = copier_from_[a] - sg4::Engine::get_clock();
-      if (idle > 0)
-        sg4::this_actor::sleep_for(idle);
+      pause(copier_from_[a] - sg4::Engine::get_clock());
       auto& queue = posted_to_[a][static_cast<std::size_t>(it % 2)];
       auto& count = posted_count_[a][static_cast<std::size_t>(it % 2)];
       // Posted to this rank and not yet copied out; more may come while it waits for one.
@@ -404,13 +409,13 @@ void Exchange::run_copier(std::size_t a)
         auto next = std::min_element(waiting.begin(), waiting.end(),
                                      [&](const Posted& x, const Posted& y) { return ready(x) < ready(y); });
         const double until = ready(*next) - sg4::Engine::get_clock();
-        if (until > 0 && taken < intra_in) {
+        if (until >= precision_ && taken < intra_in) {
           if (!count->acquire_timeout(until)) {
             take();
             continue;
           }
-        } else if (until > 0) {
-          sg4::this_actor::sleep_for(until);
+        } else {
+          pause(until);
         }
         const Transfer& t = plan_.transfers[next->transfer];
         waiting.erase(next);
@@ -418,16 +423,14 @@ void Exchange::run_copier(std::size_t a)
         // In by the time the rank was done posting, as planned: inside the gaps.
         if (t.gapped && t.post_delay + t.arrival_latency < plan_.posting_end[a])
           continue;
-        if (t.copy_startups > 0)
-          sg4::this_actor::sleep_for(static_cast<double>(t.copy_startups) * s_.protocols.single_copy_startup);
+        pause(static_cast<double>(t.copy_startups) * s_.protocols.single_copy_startup);
         copy_on_bus(a, t.copy_bus_bytes, t.copy_out_least);
       }
     } else {
       for (std::size_t ti : plan_.in[a])
         if (plan_.transfers[ti].intra)
           channels_[ti].posted->acquire();
-      if (startup > 0)
-        sg4::this_actor::sleep_for(startup);
+      pause(startup);
       copy_on_bus(a, bus_bytes, least);
     }
     copier_done_[a]->release();
@@ -453,9 +456,7 @@ void Exchange::copy_on_bus(std::size_t a, double bus_bytes, double least)
   const double start = sg4::Engine::get_clock();
   if (bus_bytes > 0)
     bus(a)->read(bus_bytes);
-  const double left = start + least - sg4::Engine::get_clock();
-  if (left > 0)
-    sg4::this_actor::sleep_for(left);
+  pause(start + least - sg4::Engine::get_clock());
 }
 
 void Exchange::copy_intra(std::size_t a, const Transfer& t) { copy_on_bus(a, t.copy_bus_bytes, t.copy_least); }

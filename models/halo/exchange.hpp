@@ -47,6 +47,7 @@ private:
   void copy_on_bus(std::size_t agent, double bus_bytes, double least);
   void copy_intra(std::size_t agent, const Transfer& t); ///< an intra-node copy of all of t's messages
   void post_intra(std::size_t transfer);                 ///< the sender's side of an intra-node transfer is ready
+  void pause(double seconds) const;                      ///< sleep, unless shorter than SimGrid's precision
   simgrid::s4u::Disk* bus(std::size_t agent) const { return bus_.at(plan_.host[agent]); }
   RouteView route(simgrid::s4u::Host* a, simgrid::s4u::Host* b, double bytes, bool loopback_only) const;
 
@@ -64,6 +65,7 @@ private:
   std::vector<std::array<std::deque<Posted>, 2>> posted_to_;
   std::vector<std::array<simgrid::s4u::SemaphorePtr, 2>> posted_count_;
   std::vector<std::int64_t> posts_; ///< per transfer: how many times it was posted (its next iteration)
+  double precision_ = 1e-9;         ///< SimGrid's timing precision (surf/precision)
   std::vector<double> copier_from_; ///< rank granularity, per agent: when its copier may start (done posting)
   std::map<simgrid::s4u::Host*, simgrid::s4u::Disk*> bus_;
   const simcore::NetworkFactors* factors_ = nullptr; ///< the profile's, where it has them
