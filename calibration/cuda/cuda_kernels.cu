@@ -13,6 +13,7 @@
 #include "cpu_references.hpp"
 #include "gemm_kernels.cuh"
 #include "peak_kernels.cuh"
+#include "working_set.hpp"
 #if __has_include(<cublas_api.h>)
 #include "cublas_reference.cuh"
 #define SIMCORE_HAVE_CUBLAS_HEADER 1
@@ -181,6 +182,18 @@ int main(int argc, char** argv)
     return 2;
   }
 #endif
+  // The timed run's arrays must fit: on the host before anything is allocated (Linux would grant
+  // them and kill the process while it wrote them), on the device once it is known. --check
+  // works on small problems only.
+  const int n = size / 128 * 128;
+  const WorkingSet need = timed_working_set(n, kTimedConv);
+  if (!check_only) {
+    const std::string what = "the timed run's host arrays (GEMMs of order " + std::to_string(n) + " for --size " +
+                             std::to_string(size) + ": A, B and two products, 16 n^2 bytes; or the convolution's) "
+                             "and the CUDA runtime's 0.5 GiB";
+    if (const int rc = calibration::refuse_beyond_available_memory("calib_cuda", need.host_bytes, what))
+      return rc;
+  }
   int devices = 0;
   const cudaError_t e = cudaGetDeviceCount(&devices);
   // A machine with an NVIDIA device node whose CUDA fails (a driver older than the runtime, a
@@ -214,6 +227,18 @@ int main(int argc, char** argv)
                    prop.name, prop.major, prop.minor, cudaGetErrorString(image), SIMCORE_BENCH_FLAGS, prop.major,
                    prop.minor);
       return 1;
+    }
+  }
+  if (!check_only) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &total_bytes), "device memory");
+    if (need.device_bytes > static_cast<double>(free_bytes)) {
+      std::fprintf(stderr, "calib_cuda: the timed run's device arrays (GEMMs of order %d for --size %d: A, B and C, "
+                           "12 n^2 bytes; or the convolution's) and the libraries' 0.5 GiB need %.3g GiB of device memory, more than the %.3g GiB free on %s (of %.3g GiB); "
+                           "expected a smaller --size that fits (no trace written)\n",
+                   n, size, need.device_bytes / (1 << 30), free_bytes / 1073741824.0, prop.name,
+                   total_bytes / 1073741824.0);
+      return 2;
     }
   }
   const bool tensor_tf32 = prop.major >= 8;
@@ -437,7 +462,6 @@ int main(int argc, char** argv)
     time_kernel("peak_tf32_mma_sync", 2.0 * 16 * 16 * 8 * kPeakMmaChains * kPeakMmaIterations * mma_blocks * (kPeakThreads / 32),
                 [&] { tf32_mma_peak<<<mma_blocks, kPeakThreads>>>(mma_random->p, sink.p); });
   }
-  const int n = size / 128 * 128;
   parameters["gemm_size"] = std::to_string(n);
   {
     const auto a = random(static_cast<std::size_t>(n) * n), b = random(static_cast<std::size_t>(n) * n);
@@ -464,7 +488,7 @@ int main(int argc, char** argv)
       }
     }
   }
-  const ConvShape q{8, 32, 16, 32, 32, 64, 3, 3, 3};
+  const ConvShape q = kTimedConv;
   parameters["conv"] = "N 8, C 32, D 16, H 32, W 32, K 64, 3x3x3 filters";
   {
     DeviceBuffer din(random(static_cast<std::size_t>(q.n) * q.c * q.d * q.h * q.w));

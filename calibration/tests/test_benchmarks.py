@@ -681,6 +681,9 @@ MEMORY_HUNGRY = [
      "--buffers per-size) need 0.627 GiB"),
     (["qemu-aarch64", "-cpu", "max", "calib_dgemm_sve", "--sizes", "64,4096", "--repetitions", "1"],
      "calib_dgemm_sve: three matrices of order 4096 need 0.375 GiB"),
+    (["calib_cuda", "--size", "4096", "--repetitions", "1"],
+     "calib_cuda: the timed run's host arrays (GEMMs of order 4096 for --size 4096: A, B and two products, "
+     "16 n^2 bytes; or the convolution's) and the CUDA runtime's 0.5 GiB need 0.75 GiB"),
 ]
 
 
@@ -705,6 +708,65 @@ def test_working_sets_beyond_a_memory_cgroup_are_refused_before_allocating(tmp_p
     assert message in res.stderr, res.stderr
     assert "GiB of memory available; expected smaller sizes that fit (no trace written)" in res.stderr
     assert not trace.exists()
+
+
+def run_with_memory_available(available, command, tmp_path, **kw):
+    """`command` run in a mount namespace of its own whose /proc/meminfo (a copy of this one,
+    bound over it) says `available` bytes are available, as on a node whose memory other jobs
+    hold. Skips the test where no such namespace can be made (needs root, or the rights to
+    unshare and mount). This tests MemAvailable's path where no memory cgroup can be made."""
+    kib = available // 1024
+    lines = [f"MemAvailable:   {kib} kB" if line.startswith("MemAvailable:") else line
+             for line in pathlib.Path("/proc/meminfo").read_text().splitlines()]
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("\n".join(lines) + "\n")
+    bind = 'mount --bind "$0" /proc/meminfo && exec "$@"'
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare(1) here to give a benchmark a /proc/meminfo of its own")
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", bind, str(meminfo), "grep", "MemAvailable", "/proc/meminfo"],
+                           capture_output=True, text=True, timeout=20)
+    if probe.returncode != 0 or f" {kib} kB" not in probe.stdout:
+        pytest.skip(f"no mount namespace with a stand-in /proc/meminfo here: {probe.stderr.strip()}")
+    return subprocess.run(["unshare", "-m", "sh", "-c", bind, str(meminfo), *command], capture_output=True,
+                          text=True, **kw)
+
+
+@pytest.mark.parametrize("command,message", MEMORY_HUNGRY, ids=[c[program_of(c)] for c, _ in MEMORY_HUNGRY])
+def test_working_sets_beyond_memavailable_are_refused_before_allocating(tmp_path, command, message):
+    """The same refusals where the kernel's MemAvailable, not a cgroup, says 256 MiB are left:
+    a node whose memory other jobs hold. calib_cuda checked nothing before: its GEMMs of order
+    16384 hold 4 GiB on the host, and Linux would have granted them and killed it while it
+    wrote them."""
+    program = program_of(command)
+    if not (BIN / command[program]).exists() or program and shutil.which(command[0]) is None:
+        pytest.skip(f"{command[program]} or {command[0]} is not built or installed here")
+    command = [*command[:program], str(BIN / command[program]), *command[program + 1:]]
+    trace = tmp_path / ("t.json" if "calib_dgemm_sve" in command[program] else "t.h5")
+    res = run_with_memory_available(256 * 2**20, [*command, "-o", str(trace)], tmp_path, env=MPI_ENV, timeout=120)
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    assert message in res.stderr, res.stderr
+    assert "more than the 0.25 GiB of memory available; expected smaller sizes that fit (no trace written)" in \
+        res.stderr
+    assert not trace.exists()
+
+
+@pytest.mark.skipif(not (BIN / "calib_cuda").exists(), reason="calib_cuda is not built here (no nvcc)")
+def test_calib_cuda_checks_its_host_memory_before_looking_for_a_device(tmp_path):
+    """The largest --size asks for 4.5 GiB of host memory (16 n^2 bytes and the runtime's 0.5);
+    with 1 GiB available it is refused, GPU or not, before anything is allocated. A --size that
+    fits, and --check (small problems only), go on to look for a device: a skip (77) here
+    without a GPU, a run (0) with one."""
+    trace = tmp_path / "t.h5"
+    res = run_with_memory_available(2**30, [str(BIN / "calib_cuda"), "--size", "16384", "-o", str(trace)], tmp_path,
+                                    timeout=60)
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    assert "(GEMMs of order 16384 for --size 16384: A, B and two products, 16 n^2 bytes; or the convolution's) " \
+           "and the CUDA runtime's 0.5 GiB need 4.5 GiB, more than the 1 GiB of memory available" in res.stderr
+    assert not trace.exists()
+    for options in (["--size", "128"], ["--check", "--size", "16384"]):
+        res = run_with_memory_available(2**30, [str(BIN / "calib_cuda"), *options], tmp_path, timeout=600)
+        assert res.returncode in (0, 77), (options, res.returncode, res.stderr)
+        assert "memory available" not in res.stderr
 
 
 @pytest.mark.skipif(shutil.which("smpirun") is None or not (BIN / "calib_pingpong_smpi").exists(),

@@ -8,6 +8,7 @@
 #include "../cuda/cpu_references.hpp"
 #include "../cuda/gemm_kernels.cuh"
 #include "../cuda/peak_kernels.cuh"
+#include "../cuda/working_set.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -187,4 +188,20 @@ TEST_CASE("the CUDA-on-CPU emulation reports misaligned float4 accesses and WMMA
   REQUIRE(cuda_on_cpu::violations().size() == 2);
   CHECK(cuda_on_cpu::violations().front() == "a 16-byte access to p is not aligned");
   cuda_on_cpu::violations().clear();
+}
+
+TEST_CASE("calib_cuda's working set: GEMMs at large sizes, the convolution at small ones", "[calibration][cuda]")
+{
+  const double mib = 1 << 20;
+  // The largest --size: 16 n^2 bytes on the host (A, B, two products), 12 n^2 on the device.
+  const WorkingSet big = timed_working_set(16384, kTimedConv);
+  CHECK(big.host_bytes == 4096 * mib + kRuntimeHostBytes);
+  CHECK(big.device_bytes == 3072 * mib + kLibraryDeviceBytes);
+  // At 128 the convolution dominates: 8 x 14 x 30 x 30 outputs of 64 filters (25.8 MB each
+  // copy), a 16 MiB input, filters of 32 x 27 taps.
+  const double out = 4.0 * 8 * 14 * 30 * 30 * 64, in = 4.0 * 8 * 32 * 16 * 32 * 32, filters = 4.0 * 64 * 32 * 27;
+  const WorkingSet small = timed_working_set(128, kTimedConv);
+  CHECK(small.host_bytes == 3 * out + 2 * filters + kRuntimeHostBytes);
+  CHECK(small.device_bytes == in + out + 2 * filters + kLibraryDeviceBytes);
+  CHECK(16.0 * 128 * 128 < 3 * out);
 }
