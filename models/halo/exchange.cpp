@@ -103,6 +103,8 @@ void Exchange::start(simcore::SimContext& ctx)
       c.control = sg4::Mailbox::by_name("halo/c/" + std::to_string(i));
     if (s_.mode == Mode::Detailed && t.intra && s_.granularity == Granularity::Node)
       c.posted = sg4::Semaphore::create(0);
+    if (t.early_bytes > 0)
+      c.early = sg4::Mailbox::by_name("halo/e/" + std::to_string(i));
   }
   const auto agents = plan_.host.size();
   comm_time_.assign(agents, 0);
@@ -210,7 +212,7 @@ void Exchange::exchange_smpi(std::size_t a)
  * receives (waiting for the sender's side, then copying) run beside it in the agent's copier. */
 void Exchange::exchange_detailed(std::size_t a)
 {
-  enum class Step { Done, RequestOut, RequestIn, AnswerIn, DataOut, DataIn, RestIn, EagerIn };
+  enum class Step { Done, RequestOut, RequestIn, AnswerIn, DataOut, DataIn, RestIn, EagerIn, EarlyIn };
   struct Pending {
     sg4::CommPtr comm;
     std::size_t transfer;
@@ -244,9 +246,11 @@ void Exchange::exchange_detailed(std::size_t a)
     const Transfer& t = plan_.transfers[ti];
     if (t.intra)
       continue;
-    if (t.protocol == Protocol::Eager)
+    if (t.protocol == Protocol::Eager) {
       receive(ti, channels_[ti].data, Step::EagerIn);
-    else
+      if (t.early_bytes > 0)
+        receive(ti, channels_[ti].early, Step::EarlyIn);
+    } else
       receive(ti, channels_[ti].control, Step::RequestIn);
   }
   // A rank receives from other ranks of its node once it is done posting its sends (in
@@ -261,9 +265,31 @@ void Exchange::exchange_detailed(std::size_t a)
   auto wait_gaps = [&](const Transfer& t) {
     pause(start + t.post_delay - sg4::Engine::get_clock());
   };
-  bool deferred = false;
+  // A node's posts follow its ranks' in time: early bytes from the first post of their
+  // transfer (see Transfer), each transfer's last post after its gaps.
+  struct Post {
+    std::size_t transfer;
+    bool early;
+    double at;
+  };
+  std::vector<Post> posts;
   for (std::size_t ti : plan_.out[a]) {
     const Transfer& t = plan_.transfers[ti];
+    if (t.early_bytes > 0)
+      posts.push_back({ti, true, t.early_post_delay});
+    posts.push_back({ti, false, t.post_delay});
+  }
+  if (s_.granularity == Granularity::Node)
+    std::stable_sort(posts.begin(), posts.end(), [](const Post& x, const Post& y) { return x.at < y.at; });
+  bool deferred = false;
+  for (const Post& p : posts) {
+    const std::size_t ti = p.transfer;
+    const Transfer& t = plan_.transfers[ti];
+    if (p.early) {
+      pause(start + p.at - sg4::Engine::get_clock());
+      send(ti, channels_[ti].early, t.early_bytes, Step::Done, true);
+      continue;
+    }
     if (!(t.intra && t.protocol == Protocol::Eager && !in_order)) // deferred ones wait below
       wait_gaps(t);
     if (t.intra) {
@@ -276,7 +302,7 @@ void Exchange::exchange_detailed(std::size_t a)
         post_intra(ti); // single copy: the buffer is exposed
       }
     } else if (t.protocol == Protocol::Eager) {
-      send(ti, channels_[ti].data, t.total, Step::Done, true);
+      send(ti, channels_[ti].data, t.total - t.early_bytes, Step::Done, true);
     } else {
       send(ti, channels_[ti].control, control * static_cast<double>(t.messages), Step::RequestOut, false);
     }
@@ -311,8 +337,12 @@ void Exchange::exchange_detailed(std::size_t a)
     switch (done.next) {
       case Step::Done: break;
       case Step::EagerIn: // the data is in the receive buffer: copy it out
-        dma_async(t.total);
-        copy_async(t.total);
+        dma_async(t.total - t.early_bytes);
+        copy_async(t.total - t.early_bytes);
+        break;
+      case Step::EarlyIn:
+        dma_async(t.early_bytes);
+        copy_async(t.early_bytes);
         break;
       case Step::RequestOut: // our request is delivered: wait for the answer
         receive(ti, channels_[ti].control, Step::AnswerIn);
@@ -364,17 +394,15 @@ void Exchange::exchange_detailed(std::size_t a)
  * inside the gaps, which were measured with that work: it costs nothing more. A node (node
  * granularity) stands for its ranks copying side by side: it waits until every one of its
  * receives is posted, then the single copies' start-ups one after another beside the in-flight
- * time of the slowest eager message, then copies them all. */
+ * time of the slowest eager message, then copies all those not received inside the gaps (the
+ * plan's copy_bus_in and copy_least_in). */
 void Exchange::run_copier(std::size_t a)
 {
   std::size_t intra_in = 0;
-  double bus_bytes = 0;
   for (std::size_t ti : plan_.in[a])
-    if (plan_.transfers[ti].intra) {
+    if (plan_.transfers[ti].intra)
       intra_in++;
-      bus_bytes += plan_.transfers[ti].copy_bus_bytes;
-    }
-  const double least = plan_.copy_least_in[a];
+  const double bus_bytes = plan_.copy_bus_in[a], least = plan_.copy_least_in[a];
   const double startup = std::max(static_cast<double>(plan_.copy_startups_in[a]) * s_.protocols.single_copy_startup,
                                   plan_.eager_latency_in[a]);
   for (std::int64_t it = 0; it < s_.iterations; it++) {
@@ -459,7 +487,7 @@ void Exchange::copy_on_bus(std::size_t a, double bus_bytes, double least)
   pause(start + least - sg4::Engine::get_clock());
 }
 
-void Exchange::copy_intra(std::size_t a, const Transfer& t) { copy_on_bus(a, t.copy_bus_bytes, t.copy_least); }
+void Exchange::copy_intra(std::size_t a, const Transfer& t) { copy_on_bus(a, t.copy_in_bus_bytes, t.copy_least); }
 
 void Exchange::report(const simcore::SimContext& ctx, simcore::Results& results) const
 {

@@ -123,21 +123,32 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
  *  it, a transfer of several parts (unbundled variables) for its own parts' too, until its
  *  last is posted. Messages past the eager limit add no gap (their start-ups and handshakes
  *  are their per-message cost). At node granularity a transfer waits for its latest message. */
-std::vector<double> post_delays(const Setup& s, const std::vector<RankMessage>& msgs,
-                                const std::vector<std::size_t>& transfer_of, const std::vector<char>& network_first,
-                                std::vector<Transfer>& transfers)
+struct PostSchedule {
+  std::vector<double> posting_end; ///< per rank: done posting (see Plan::posting_end)
+  std::vector<double> at;          ///< per message: its (last part's) post, s after the exchange starts
+  std::vector<std::size_t> order;  ///< message indices in the order their ranks post them
+};
+
+PostSchedule post_delays(const Setup& s, const std::vector<RankMessage>& msgs,
+                         const std::vector<std::size_t>& transfer_of, const std::vector<char>& network_first,
+                         std::vector<Transfer>& transfers)
 {
-  std::vector<double> posting_end(static_cast<std::size_t>(s.grid.ranks()), 0);
-  if (s.mode != Mode::Detailed)
-    return posting_end; // SMPI mode: what SMPI simulates, which charges no gap
+  PostSchedule schedule;
+  std::vector<double>& posting_end = schedule.posting_end;
+  posting_end.assign(static_cast<std::size_t>(s.grid.ranks()), 0);
+  schedule.at.assign(msgs.size(), 0);
   std::vector<double> posted(posting_end.size(), 0); // gaps so far, per rank
   auto post = [&](std::size_t i) {
+    schedule.order.push_back(i);
+    if (s.mode != Mode::Detailed)
+      return; // SMPI mode: what SMPI simulates, which charges no gap
     const RankMessage& m = msgs[i];
     const double gap = m.protocol == Protocol::Eager ? s.message_gap(m.bytes, m.intra, m.from == m.to) : 0;
     const auto r = static_cast<std::size_t>(m.from);
     double& at = posted[r];
     Transfer& t = transfers[transfer_of[i]];
     const double last = at + gap * static_cast<double>(m.parts - 1);
+    schedule.at[i] = last;
     t.post_delay = std::max(t.post_delay, last);
     t.gapped = t.gapped || gap > 0;
     posting_end[r] = std::max(posting_end[r], m.from == m.to ? last + gap : last);
@@ -158,7 +169,117 @@ std::vector<double> post_delays(const Setup& s, const std::vector<RankMessage>& 
           post(i);
     first = end;
   }
-  return posting_end;
+  return schedule;
+}
+
+/** What a node (or a rank) copies out once it is done posting: per agent, the copy-out of its
+ *  intra-node receives that were not received inside the gaps (eager, gapped, in by the plan
+ *  before the receiving rank was done posting: post + in-flight time < its posting end), the
+ *  least time of each rank's (one core each, the ranks side by side: the longest), their bus
+ *  bytes, and the in-flight time of the latest eager one from another rank. Rank granularity
+ *  decides per transfer in its copier; node granularity copies these. */
+void receives_after_posting(const Setup& s, const std::vector<RankMessage>& msgs, const PostSchedule& schedule,
+                            const std::vector<double>& arrival, const std::vector<std::int64_t>& agent_of_rank,
+                            Plan& plan)
+{
+  const auto agents = plan.host.size();
+  plan.copy_least_in.assign(agents, 0);
+  plan.copy_bus_in.assign(agents, 0);
+  plan.eager_latency_in.assign(agents, 0);
+  std::map<std::int64_t, double> receiver_least;
+  for (std::size_t i = 0; i < msgs.size(); i++) {
+    const RankMessage& m = msgs[i];
+    if (!m.intra)
+      continue;
+    const bool gapped = s.mode == Mode::Detailed && m.protocol == Protocol::Eager &&
+                        s.message_gap(m.bytes, m.intra, m.from == m.to) > 0;
+    if (gapped && schedule.at[i] + arrival[i] < schedule.posting_end[static_cast<std::size_t>(m.to)])
+      continue; // received inside the gaps
+    const CopyCost c = s.intra_copy_on(s.host_of_rank[m.from], m.bytes);
+    const double parts = static_cast<double>(m.parts);
+    const auto a = static_cast<std::size_t>(agent_of_rank[m.to]);
+    plan.copy_bus_in[a] += c.bus_bytes * parts;
+    plan.copy_least_in[a] = std::max(plan.copy_least_in[a], receiver_least[m.to] += c.least_seconds * parts);
+    plan.eager_latency_in[a] = std::max(plan.eager_latency_in[a], arrival[i]);
+  }
+}
+
+/** Node granularity, detailed mode: when a node's intra-node eager transfer is posted and what
+ *  of its senders' copies into the shared buffers is left by then. A rank copies a message in
+ *  as it posts it, once it has waited for its gaps (as its actor does at rank granularity): a
+ *  copy that fits in a gap (one core's time alone) is done before the next post. So what is
+ *  left of a rank's copies at its last intra-node eager post are those since its last wait
+ *  for a gap (all of them without gaps). The node posts once its ranks' last waits are over
+ *  (the latest), then copies what is left: the least time of the rank with the most, the bus
+ *  bytes of them all. */
+void node_copies_in(const Setup& s, const std::vector<RankMessage>& msgs, const PostSchedule& schedule,
+                    const std::vector<std::size_t>& transfer_of, std::vector<Transfer>& transfers)
+{
+  struct Rank {
+    double clock = 0, waited = 0, left = 0, left_bus = 0; // its actor's time; since its last wait
+    double posted_waited = 0, posted_left = 0, posted_left_bus = 0; // as at its last intra eager post
+  };
+  std::map<std::int64_t, Rank> ranks;
+  for (std::size_t i : schedule.order) {
+    const RankMessage& m = msgs[i];
+    Rank& r = ranks[m.from];
+    if (schedule.at[i] > r.clock) { // waits for its gaps
+      r.clock = r.waited = schedule.at[i];
+      r.left = r.left_bus = 0;
+    }
+    if (m.intra && m.protocol == Protocol::Eager) {
+      auto* h = s.host_of_rank[m.from];
+      const CopyCost c = s.intra_copy_on(h, m.bytes);
+      const double parts = static_cast<double>(m.parts);
+      r.clock += std::max(c.least_seconds, c.bus_bytes / s.memory_bandwidth_on(h)) * parts;
+      r.left += c.least_seconds * parts;
+      r.left_bus += c.bus_bytes * parts;
+      r.posted_waited = r.waited;
+      r.posted_left = r.left;
+      r.posted_left_bus = r.left_bus;
+    }
+  }
+  // Per transfer (a node's intra-node eager messages), each sending rank once.
+  std::map<std::size_t, std::map<std::int64_t, const Rank*>> senders;
+  for (std::size_t i = 0; i < msgs.size(); i++)
+    if (msgs[i].intra && msgs[i].protocol == Protocol::Eager)
+      senders[transfer_of[i]][msgs[i].from] = &ranks[msgs[i].from];
+  for (const auto& [ti, of] : senders) {
+    Transfer& t = transfers[ti];
+    t.post_delay = t.copy_least = t.copy_in_bus_bytes = 0;
+    for (const auto& [rank, r] : of) {
+      t.post_delay = std::max(t.post_delay, r->posted_waited);
+      t.copy_least = std::max(t.copy_least, r->posted_left);
+      t.copy_in_bus_bytes += r->posted_left_bus;
+    }
+  }
+}
+
+/** Node granularity, detailed mode: a node's eager transfer to another node whose messages are
+ *  posted over the gaps moves their bytes while they are posted, as its ranks' messages do
+ *  (at rank granularity each is a flow from its own post). Two flows stand for them: the
+ *  messages posted before its last post, from its first post; those posted last, from then. */
+void node_early_sends(const std::vector<RankMessage>& msgs, const PostSchedule& schedule,
+                      const std::vector<std::size_t>& transfer_of, std::vector<Transfer>& transfers)
+{
+  std::map<std::size_t, double> first;
+  for (std::size_t i = 0; i < msgs.size(); i++) {
+    const Transfer& t = transfers[transfer_of[i]];
+    if (t.intra || t.protocol != Protocol::Eager || !t.gapped)
+      continue;
+    auto [it, added] = first.emplace(transfer_of[i], schedule.at[i]);
+    if (!added)
+      it->second = std::min(it->second, schedule.at[i]);
+  }
+  for (std::size_t i = 0; i < msgs.size(); i++) {
+    auto it = first.find(transfer_of[i]);
+    if (it == first.end())
+      continue;
+    Transfer& t = transfers[transfer_of[i]];
+    t.early_post_delay = it->second;
+    if (schedule.at[i] < t.post_delay)
+      t.early_bytes += msgs[i].bytes * static_cast<double>(msgs[i].parts);
+  }
 }
 
 } // namespace
@@ -240,7 +361,6 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
   // One core's least copy times, summed per rank: what each sender copies in (eager) per
   // transfer, what each receiver copies out or single-copies.
   std::map<std::pair<std::size_t, std::int64_t>, double> sender_least;
-  std::map<std::int64_t, double> receiver_least;
   std::map<std::int64_t, std::int64_t> receiver_startups;
   std::vector<std::size_t> transfer_of; // per message
   // An intra-node eager message alone takes what the route says (with a profile, the fitted
@@ -256,7 +376,7 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     const double copy = n * std::max(c.bus_bytes / s.memory_bandwidth_on(h), c.least_seconds);
     return std::max(r.latency, r.latency + n * bytes / r.bandwidth - 2 * copy);
   };
-  plan.eager_latency_in.assign(plan.host.size(), 0);
+  std::vector<double> arrival(msgs.size(), 0); // per message: its in-flight time within the node
   for (const auto& m : msgs) {
     plan.messages_by[m.intra ? 1 : 0][static_cast<int>(m.protocol)] += m.parts;
     plan.bytes_by[m.intra ? 1 : 0] += m.bytes * static_cast<double>(m.parts);
@@ -282,10 +402,10 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
       const CopyCost c = s.intra_copy_on(s.host_of_rank[m.from], m.bytes);
       const double parts = static_cast<double>(m.parts);
       t.copy_bus_bytes += c.bus_bytes * parts;
+      t.copy_in_bus_bytes += c.bus_bytes * parts;
       if (m.protocol == Protocol::Eager)
         t.copy_least = std::max(t.copy_least, sender_least[{ti, m.from}] += c.least_seconds * parts);
       t.copy_out_least += c.least_seconds * parts;
-      receiver_least[m.to] += c.least_seconds * parts;
       if (m.protocol == Protocol::SingleCopy && m.from != m.to) {
         receiver_startups[m.to] += m.parts;
         t.copy_startups += m.parts;
@@ -296,8 +416,7 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
         auto it = intra_latency.find(key);
         if (it == intra_latency.end())
           it = intra_latency.emplace(key, in_flight(h, m.bytes, m.parts)).first;
-        double& in = plan.eager_latency_in[static_cast<std::size_t>(agent_of_rank[m.to])];
-        in = std::max(in, it->second);
+        arrival[transfer_of.size() - 1] = it->second;
         t.arrival_latency = std::max(t.arrival_latency, it->second);
       }
     }
@@ -307,15 +426,15 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     std::int64_t& in = plan.copy_startups_in[static_cast<std::size_t>(agent_of_rank[rank])];
     in = std::max(in, startups);
   }
-  plan.copy_least_in.assign(agents, 0);
-  for (const auto& [rank, least] : receiver_least) {
-    double& in = plan.copy_least_in[static_cast<std::size_t>(agent_of_rank[rank])];
-    in = std::max(in, least);
-  }
-  const auto posting_end = post_delays(s, msgs, transfer_of, rank_network_first, plan.transfers);
+  const PostSchedule schedule = post_delays(s, msgs, transfer_of, rank_network_first, plan.transfers);
+  receives_after_posting(s, msgs, schedule, arrival, agent_of_rank, plan);
   plan.posting_end.assign(agents, 0);
   if (s.granularity == Granularity::Rank)
-    plan.posting_end = posting_end;
+    plan.posting_end = schedule.posting_end;
+  else if (s.mode == Mode::Detailed) {
+    node_copies_in(s, msgs, schedule, transfer_of, plan.transfers);
+    node_early_sends(msgs, schedule, transfer_of, plan.transfers);
+  }
   plan.network_first.assign(agents, 1); // node granularity: one aggregated copy, no order
   if (s.granularity == Granularity::Rank)
     plan.network_first = rank_network_first;

@@ -81,8 +81,12 @@ struct Transfer {
   std::int64_t messages = 0;    ///< MPI messages it stands for
   double first_chunk = 0;       ///< pipelined: bytes of the first chunk
   double copy_bus_bytes = 0;    ///< intra: what one copy of all its messages puts on the node's bus
+  /** intra, eager: what its senders' copies in put on the bus once it is posted: all of them,
+   *  except at node granularity, where the copies done within the gaps are done by then. */
+  double copy_in_bus_bytes = 0;
   double copy_least = 0;        ///< intra: s, the least time of its senders' copies into shared buffers
-                                ///< (eager: each sender copies its messages in turn, senders side by side)
+                                ///< (eager: each sender copies its messages in turn, senders side by side;
+                                ///< at node granularity those left after the latest sender's last gap)
   double post_delay = 0;        ///< s after the exchange starts: the message gaps before its (last) post
   /** Intra-node, what its receiver does once it is posted (detailed mode, rank granularity):
    *  wait `arrival_latency` (an eager message from another rank in flight: see
@@ -92,6 +96,10 @@ struct Transfer {
   std::int64_t copy_startups = 0;
   double copy_out_least = 0;
   bool gapped = false; ///< eager, posted with message gaps (detailed mode)
+  /** Node granularity, inter-node eager with gaps: the bytes of its messages posted before its
+   *  last post, which move as a flow of their own from its first post (`early_post_delay`). */
+  double early_bytes = 0;
+  double early_post_delay = 0;
 };
 
 /** The route between two hosts as the network model sees a message of `bytes`. */
@@ -113,17 +121,20 @@ struct Plan {
   std::vector<Transfer> transfers;
   std::vector<std::vector<std::size_t>> out, in; ///< transfer indices per agent, in neighbour order
   std::vector<char> network_first;               ///< per agent: post network sends before eager copies
-  /* Node granularity (a node's ranks copy side by side, so the node copies all its intra-node
-   * receives at once, after the last is posted): */
-  /** Per agent: the least time of its intra-node receive copies (each rank copies its own in
-   *  turn at one core's rate, the ranks of a node side by side: the longest rank's). */
+  /* Node granularity (a node's ranks copy side by side, so the node copies its intra-node
+   * receives at once, after the last is posted), of the receives not received inside the gaps
+   * (eager with gaps, in by the plan before the receiving rank is done posting): */
+  /** Per agent: the least time of those copies (each rank copies its own in turn at one
+   *  core's rate, the ranks of a node side by side: the longest rank's). */
   std::vector<double> copy_least_in;
+  /** Per agent: what those copies put on the node's bus. */
+  std::vector<double> copy_bus_in;
   /** Per agent: single-copy start-ups before its receive copies: a rank's single copies from
    *  other ranks start one after another (a message to itself has none: MPI's self transport
    *  copies it at once); at node granularity the node's rank with the most. */
   std::vector<std::int64_t> copy_startups_in;
-  /** Per agent: the in-flight time of its intra-node eager messages from other ranks (what
-   *  the route within the node takes for them at their size, the profile's intra-node
+  /** Per agent: the in-flight time of those of them that are eager messages from other ranks
+   *  (what the route within the node takes for them at their size, the profile's intra-node
    *  factors applied, less their two copies alone; at least its latency), the largest: the
    *  last of them arrives that long after it is posted. */
   std::vector<double> eager_latency_in;
