@@ -103,8 +103,6 @@ void Exchange::start(simcore::SimContext& ctx)
       c.control = sg4::Mailbox::by_name("halo/c/" + std::to_string(i));
     if (s_.mode == Mode::Detailed && t.intra && s_.granularity == Granularity::Node)
       c.posted = sg4::Semaphore::create(0);
-    if (t.early_bytes > 0)
-      c.early = sg4::Mailbox::by_name("halo/e/" + std::to_string(i));
   }
   const auto agents = plan_.host.size();
   comm_time_.assign(agents, 0);
@@ -212,7 +210,7 @@ void Exchange::exchange_smpi(std::size_t a)
  * receives (waiting for the sender's side, then copying) run beside it in the agent's copier. */
 void Exchange::exchange_detailed(std::size_t a)
 {
-  enum class Step { Done, RequestOut, RequestIn, AnswerIn, DataOut, DataIn, RestIn, EagerIn, EarlyIn };
+  enum class Step { Done, RequestOut, RequestIn, AnswerIn, DataOut, DataIn, RestIn, EagerIn };
   struct Pending {
     sg4::CommPtr comm;
     std::size_t transfer;
@@ -246,11 +244,9 @@ void Exchange::exchange_detailed(std::size_t a)
     const Transfer& t = plan_.transfers[ti];
     if (t.intra)
       continue;
-    if (t.protocol == Protocol::Eager) {
+    if (t.protocol == Protocol::Eager)
       receive(ti, channels_[ti].data, Step::EagerIn);
-      if (t.early_bytes > 0)
-        receive(ti, channels_[ti].early, Step::EarlyIn);
-    } else
+    else
       receive(ti, channels_[ti].control, Step::RequestIn);
   }
   // A rank receives from other ranks of its node once it is done posting its sends (in
@@ -265,31 +261,18 @@ void Exchange::exchange_detailed(std::size_t a)
   auto wait_gaps = [&](const Transfer& t) {
     pause(start + t.post_delay - sg4::Engine::get_clock());
   };
-  // A node's posts follow its ranks' in time: early bytes from the first post of their
-  // transfer (see Transfer), each transfer's last post after its gaps.
-  struct Post {
-    std::size_t transfer;
-    bool early;
-    double at;
-  };
-  std::vector<Post> posts;
-  for (std::size_t ti : plan_.out[a]) {
-    const Transfer& t = plan_.transfers[ti];
-    if (t.early_bytes > 0)
-      posts.push_back({ti, true, t.early_post_delay});
-    posts.push_back({ti, false, t.post_delay});
-  }
+  // A node's posts follow its ranks' in time (an early transfer's at its first message); at
+  // one time its intra-node eager copies come after its network sends.
+  std::vector<std::size_t> posts = plan_.out[a];
   if (s_.granularity == Granularity::Node)
-    std::stable_sort(posts.begin(), posts.end(), [](const Post& x, const Post& y) { return x.at < y.at; });
+    std::stable_sort(posts.begin(), posts.end(), [this](std::size_t x, std::size_t y) {
+      const Transfer &tx = plan_.transfers[x], &ty = plan_.transfers[y];
+      const bool cx = tx.intra && tx.protocol == Protocol::Eager, cy = ty.intra && ty.protocol == Protocol::Eager;
+      return std::make_pair(tx.post_delay, cx) < std::make_pair(ty.post_delay, cy);
+    });
   bool deferred = false;
-  for (const Post& p : posts) {
-    const std::size_t ti = p.transfer;
+  for (std::size_t ti : posts) {
     const Transfer& t = plan_.transfers[ti];
-    if (p.early) {
-      pause(start + p.at - sg4::Engine::get_clock());
-      send(ti, channels_[ti].early, t.early_bytes, Step::Done, true);
-      continue;
-    }
     if (!(t.intra && t.protocol == Protocol::Eager && !in_order)) // deferred ones wait below
       wait_gaps(t);
     if (t.intra) {
@@ -302,7 +285,7 @@ void Exchange::exchange_detailed(std::size_t a)
         post_intra(ti); // single copy: the buffer is exposed
       }
     } else if (t.protocol == Protocol::Eager) {
-      send(ti, channels_[ti].data, t.total - t.early_bytes, Step::Done, true);
+      send(ti, channels_[ti].data, t.total, Step::Done, true);
     } else {
       send(ti, channels_[ti].control, control * static_cast<double>(t.messages), Step::RequestOut, false);
     }
@@ -337,12 +320,8 @@ void Exchange::exchange_detailed(std::size_t a)
     switch (done.next) {
       case Step::Done: break;
       case Step::EagerIn: // the data is in the receive buffer: copy it out
-        dma_async(t.total - t.early_bytes);
-        copy_async(t.total - t.early_bytes);
-        break;
-      case Step::EarlyIn:
-        dma_async(t.early_bytes);
-        copy_async(t.early_bytes);
+        dma_async(t.total);
+        copy_async(t.total);
         break;
       case Step::RequestOut: // our request is delivered: wait for the answer
         receive(ti, channels_[ti].control, Step::AnswerIn);
@@ -448,11 +427,13 @@ void Exchange::run_copier(std::size_t a)
         const Transfer& t = plan_.transfers[next->transfer];
         waiting.erase(next);
         done++;
-        // In by the time the rank was done posting, as planned: inside the gaps.
-        if (t.gapped && t.post_delay + t.arrival_latency < plan_.posting_end[a])
+        // In before the rank was done posting, as planned: copied out inside the gaps, all of
+        // it or what a gap hides.
+        const double left = 1 - t.hidden_in_gaps;
+        if (left <= 0)
           continue;
         pause(static_cast<double>(t.copy_startups) * s_.protocols.single_copy_startup);
-        copy_on_bus(a, t.copy_bus_bytes, t.copy_out_least);
+        copy_on_bus(a, t.copy_bus_bytes * left, t.copy_out_least * left);
       }
     } else {
       for (std::size_t ti : plan_.in[a])

@@ -31,7 +31,6 @@ private:
   struct Channels {
     simgrid::s4u::Mailbox* data = nullptr;     ///< inter-node, or every message in smpi mode
     simgrid::s4u::Mailbox* control = nullptr;  ///< rendezvous and pipelined request and answer
-    simgrid::s4u::Mailbox* early = nullptr;    ///< node granularity: a transfer's early bytes (Transfer)
     simgrid::s4u::SemaphorePtr posted;         ///< intra-node, node granularity: the sender's side is ready
   };
   /** An intra-node transfer whose sender's side is ready (rank granularity), and when. */

@@ -120,23 +120,24 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
 /** The message gaps (detailed mode): a rank posts its eager messages one gap apart (to itself,
  *  the self transport's gap), in the order it posts its sends (neighbour order, or its
  *  network sends first); each message waits for the gaps of the eager messages posted before
- *  it, a transfer of several parts (unbundled variables) for its own parts' too, until its
+ *  it, a message of several parts (unbundled variables) for its own parts' too, until its
  *  last is posted. Messages past the eager limit add no gap (their start-ups and handshakes
- *  are their per-message cost). At node granularity a transfer waits for its latest message. */
+ *  are their per-message cost). */
 struct PostSchedule {
   std::vector<double> posting_end; ///< per rank: done posting (see Plan::posting_end)
   std::vector<double> at;          ///< per message: its (last part's) post, s after the exchange starts
+  std::vector<double> gap;         ///< per message: the gap after each of its parts (0: none)
   std::vector<std::size_t> order;  ///< message indices in the order their ranks post them
 };
 
-PostSchedule post_delays(const Setup& s, const std::vector<RankMessage>& msgs,
-                         const std::vector<std::size_t>& transfer_of, const std::vector<char>& network_first,
-                         std::vector<Transfer>& transfers)
+PostSchedule schedule_posts(const Setup& s, const std::vector<RankMessage>& msgs,
+                            const std::vector<char>& network_first)
 {
   PostSchedule schedule;
   std::vector<double>& posting_end = schedule.posting_end;
   posting_end.assign(static_cast<std::size_t>(s.grid.ranks()), 0);
   schedule.at.assign(msgs.size(), 0);
+  schedule.gap.assign(msgs.size(), 0);
   std::vector<double> posted(posting_end.size(), 0); // gaps so far, per rank
   auto post = [&](std::size_t i) {
     schedule.order.push_back(i);
@@ -146,11 +147,9 @@ PostSchedule post_delays(const Setup& s, const std::vector<RankMessage>& msgs,
     const double gap = m.protocol == Protocol::Eager ? s.message_gap(m.bytes, m.intra, m.from == m.to) : 0;
     const auto r = static_cast<std::size_t>(m.from);
     double& at = posted[r];
-    Transfer& t = transfers[transfer_of[i]];
     const double last = at + gap * static_cast<double>(m.parts - 1);
     schedule.at[i] = last;
-    t.post_delay = std::max(t.post_delay, last);
-    t.gapped = t.gapped || gap > 0;
+    schedule.gap[i] = gap;
     posting_end[r] = std::max(posting_end[r], m.from == m.to ? last + gap : last);
     at += gap * static_cast<double>(m.parts);
   };
@@ -172,13 +171,45 @@ PostSchedule post_delays(const Setup& s, const std::vector<RankMessage>& msgs,
   return schedule;
 }
 
-/** What a node (or a rank) copies out once it is done posting: per agent, the copy-out of its
- *  intra-node receives that were not received inside the gaps (eager, gapped, in by the plan
- *  before the receiving rank was done posting: post + in-flight time < its posting end), the
- *  least time of each rank's (one core each, the ranks side by side: the longest), their bus
- *  bytes, and the in-flight time of the latest eager one from another rank. Rank granularity
- *  decides per transfer in its copier; node granularity copies these. */
-void receives_after_posting(const Setup& s, const std::vector<RankMessage>& msgs, const PostSchedule& schedule,
+/** A copy's time with every rank of its node copying at once on the node's bus (as they do in
+ *  a symmetric exchange), at least one core's: what decides whether it fits in a gap. */
+double busy_copy_seconds(const Setup& s, simgrid::s4u::Host* h, double bytes, double ranks_on_node)
+{
+  const CopyCost c = s.intra_copy_on(h, bytes);
+  return std::max(c.least_seconds, c.bus_bytes * ranks_on_node / s.memory_bandwidth_on(h));
+}
+
+/** Per message: the share of its copy out done inside its receiver's gaps. An intra-node
+ *  eager message with gaps that is in, by the plan, before its receiver is done posting
+ *  (post + in-flight time < the receiver's posting end) was copied out while the receiver
+ *  posted. A gap was measured with that work in it, and with the copy in of the receiver's
+ *  own message of that gap (which the model charges after each wait): what a gap of its own
+ *  leaves after one copy in hides the copy out, its node's ranks all copying; what does not
+ *  fit is left to copy (all of it where a copy in takes the whole gap). */
+std::vector<double> hidden_in_gaps(const Setup& s, const std::vector<RankMessage>& msgs,
+                                   const PostSchedule& schedule, const std::vector<double>& arrival,
+                                   const std::map<simgrid::s4u::Host*, double>& ranks_on)
+{
+  std::vector<double> hidden(msgs.size(), 0);
+  for (std::size_t i = 0; i < msgs.size(); i++) {
+    const RankMessage& m = msgs[i];
+    if (!m.intra || m.protocol != Protocol::Eager || schedule.gap[i] <= 0 ||
+        schedule.at[i] + arrival[i] >= schedule.posting_end[static_cast<std::size_t>(m.to)])
+      continue;
+    auto* h = s.host_of_rank[m.to];
+    const double copy = busy_copy_seconds(s, h, m.bytes, ranks_on.at(h));
+    hidden[i] = std::clamp((schedule.gap[i] - copy) / copy, 0.0, 1.0);
+  }
+  return hidden;
+}
+
+/** What a node copies out once its receives are posted (node granularity): per agent, the
+ *  copy-out of its intra-node receives that were not received inside the gaps, the least time
+ *  of each rank's (one core each, the ranks side by side: the longest), their bus bytes, and
+ *  the in-flight time of the latest eager one from another rank; of a copy partly hidden in
+ *  the gaps, what is left. (A rank's copier takes its transfers one by one:
+ *  Transfer::hidden_in_gaps.) */
+void receives_after_posting(const Setup& s, const std::vector<RankMessage>& msgs, const std::vector<double>& hidden,
                             const std::vector<double>& arrival, const std::vector<std::int64_t>& agent_of_rank,
                             Plan& plan)
 {
@@ -189,14 +220,10 @@ void receives_after_posting(const Setup& s, const std::vector<RankMessage>& msgs
   std::map<std::int64_t, double> receiver_least;
   for (std::size_t i = 0; i < msgs.size(); i++) {
     const RankMessage& m = msgs[i];
-    if (!m.intra)
+    if (!m.intra || hidden[i] >= 1)
       continue;
-    const bool gapped = s.mode == Mode::Detailed && m.protocol == Protocol::Eager &&
-                        s.message_gap(m.bytes, m.intra, m.from == m.to) > 0;
-    if (gapped && schedule.at[i] + arrival[i] < schedule.posting_end[static_cast<std::size_t>(m.to)])
-      continue; // received inside the gaps
     const CopyCost c = s.intra_copy_on(s.host_of_rank[m.from], m.bytes);
-    const double parts = static_cast<double>(m.parts);
+    const double parts = static_cast<double>(m.parts) * (1 - hidden[i]);
     const auto a = static_cast<std::size_t>(agent_of_rank[m.to]);
     plan.copy_bus_in[a] += c.bus_bytes * parts;
     plan.copy_least_in[a] = std::max(plan.copy_least_in[a], receiver_least[m.to] += c.least_seconds * parts);
@@ -207,12 +234,14 @@ void receives_after_posting(const Setup& s, const std::vector<RankMessage>& msgs
 /** Node granularity, detailed mode: when a node's intra-node eager transfer is posted and what
  *  of its senders' copies into the shared buffers is left by then. A rank copies a message in
  *  as it posts it, once it has waited for its gaps (as its actor does at rank granularity): a
- *  copy that fits in a gap (one core's time alone) is done before the next post. So what is
+ *  copy that fits in a gap (its node's ranks all copying: busy_copy_seconds) is done before
+ *  the next post. So what is
  *  left of a rank's copies at its last intra-node eager post are those since its last wait
  *  for a gap (all of them without gaps). The node posts once its ranks' last waits are over
  *  (the latest), then copies what is left: the least time of the rank with the most, the bus
  *  bytes of them all. */
 void node_copies_in(const Setup& s, const std::vector<RankMessage>& msgs, const PostSchedule& schedule,
+                    const std::map<simgrid::s4u::Host*, double>& ranks_on,
                     const std::vector<std::size_t>& transfer_of, std::vector<Transfer>& transfers)
 {
   struct Rank {
@@ -231,7 +260,7 @@ void node_copies_in(const Setup& s, const std::vector<RankMessage>& msgs, const 
       auto* h = s.host_of_rank[m.from];
       const CopyCost c = s.intra_copy_on(h, m.bytes);
       const double parts = static_cast<double>(m.parts);
-      r.clock += std::max(c.least_seconds, c.bus_bytes / s.memory_bandwidth_on(h)) * parts;
+      r.clock += busy_copy_seconds(s, h, m.bytes, ranks_on.at(h)) * parts;
       r.left += c.least_seconds * parts;
       r.left_bus += c.bus_bytes * parts;
       r.posted_waited = r.waited;
@@ -252,33 +281,6 @@ void node_copies_in(const Setup& s, const std::vector<RankMessage>& msgs, const 
       t.copy_least = std::max(t.copy_least, r->posted_left);
       t.copy_in_bus_bytes += r->posted_left_bus;
     }
-  }
-}
-
-/** Node granularity, detailed mode: a node's eager transfer to another node whose messages are
- *  posted over the gaps moves their bytes while they are posted, as its ranks' messages do
- *  (at rank granularity each is a flow from its own post). Two flows stand for them: the
- *  messages posted before its last post, from its first post; those posted last, from then. */
-void node_early_sends(const std::vector<RankMessage>& msgs, const PostSchedule& schedule,
-                      const std::vector<std::size_t>& transfer_of, std::vector<Transfer>& transfers)
-{
-  std::map<std::size_t, double> first;
-  for (std::size_t i = 0; i < msgs.size(); i++) {
-    const Transfer& t = transfers[transfer_of[i]];
-    if (t.intra || t.protocol != Protocol::Eager || !t.gapped)
-      continue;
-    auto [it, added] = first.emplace(transfer_of[i], schedule.at[i]);
-    if (!added)
-      it->second = std::min(it->second, schedule.at[i]);
-  }
-  for (std::size_t i = 0; i < msgs.size(); i++) {
-    auto it = first.find(transfer_of[i]);
-    if (it == first.end())
-      continue;
-    Transfer& t = transfers[transfer_of[i]];
-    t.early_post_delay = it->second;
-    if (schedule.at[i] < t.post_delay)
-      t.early_bytes += msgs[i].bytes * static_cast<double>(msgs[i].parts);
   }
 }
 
@@ -355,9 +357,27 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     }
   }
 
+  // When each message is posted (message gaps), before the transfers that carry them.
+  const PostSchedule schedule = schedule_posts(s, msgs, rank_network_first);
+  std::map<simgrid::s4u::Host*, double> ranks_on; // ranks per node
+  for (auto* h : s.host_of_rank)
+    ranks_on[h] += 1;
+
   // Transfers: one per message at rank granularity, one per (node pair, protocol) at node
-  // granularity, kept in the order their first message has (the neighbour order).
-  std::map<std::tuple<std::int64_t, std::int64_t, int>, std::size_t> merged;
+  // granularity, kept in the order their first message has (the neighbour order). Between
+  // two nodes, the messages posted before the pair's last post are a transfer of their own,
+  // which leaves at their first post: its ranks' messages move while later ones are still
+  // being posted (at rank granularity each from its own post).
+  std::map<std::tuple<std::int64_t, std::int64_t, int>, double> last_post;
+  if (s.granularity == Granularity::Node)
+    for (std::size_t i = 0; i < msgs.size(); i++)
+      if (!msgs[i].intra) {
+        const auto key = std::make_tuple(agent_of_rank[msgs[i].from], agent_of_rank[msgs[i].to],
+                                         static_cast<int>(msgs[i].protocol));
+        auto [it, added] = last_post.emplace(key, schedule.at[i]);
+        it->second = std::max(it->second, schedule.at[i]);
+      }
+  std::map<std::tuple<std::int64_t, std::int64_t, int, bool>, std::size_t> merged;
   // One core's least copy times, summed per rank: what each sender copies in (eager) per
   // transfer, what each receiver copies out or single-copies.
   std::map<std::pair<std::size_t, std::int64_t>, double> sender_least;
@@ -383,18 +403,27 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     plan.classes[{m.intra ? 1 : 0, m.kind, m.bytes, static_cast<int>(m.protocol)}] += m.parts;
     const std::int64_t from = agent_of_rank[m.from], to = agent_of_rank[m.to];
     std::size_t ti = plan.transfers.size();
+    const std::size_t mi = transfer_of.size(); // this message's index
+    bool early = false;
     if (s.granularity == Granularity::Node) {
-      const auto key = std::make_tuple(from, to, static_cast<int>(m.protocol));
+      early = !m.intra && schedule.at[mi] < last_post.at(std::make_tuple(from, to, static_cast<int>(m.protocol)));
+      const auto key = std::make_tuple(from, to, static_cast<int>(m.protocol), early);
       auto it = merged.find(key);
       if (it != merged.end())
         ti = it->second;
       else
         merged.emplace(key, ti);
     }
-    if (ti == plan.transfers.size())
+    if (ti == plan.transfers.size()) {
       plan.transfers.push_back({from, to, m.intra, m.protocol, 0, 0, std::min(s.protocols.chunk_size, m.bytes)});
+      plan.transfers.back().early = early;
+      plan.transfers.back().post_delay = schedule.at[mi];
+    }
     transfer_of.push_back(ti);
     Transfer& t = plan.transfers[ti];
+    // Posted when its last message is; an early one when its first is.
+    t.post_delay = early ? std::min(t.post_delay, schedule.at[mi]) : std::max(t.post_delay, schedule.at[mi]);
+    t.gapped = t.gapped || schedule.gap[mi] > 0;
     t.total += m.bytes * static_cast<double>(m.parts);
     t.messages += m.parts;
     t.first_chunk = std::min(t.first_chunk, std::min(s.protocols.chunk_size, m.bytes));
@@ -416,7 +445,7 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
         auto it = intra_latency.find(key);
         if (it == intra_latency.end())
           it = intra_latency.emplace(key, in_flight(h, m.bytes, m.parts)).first;
-        arrival[transfer_of.size() - 1] = it->second;
+        arrival[mi] = it->second;
         t.arrival_latency = std::max(t.arrival_latency, it->second);
       }
     }
@@ -426,16 +455,19 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     std::int64_t& in = plan.copy_startups_in[static_cast<std::size_t>(agent_of_rank[rank])];
     in = std::max(in, startups);
   }
-  const PostSchedule schedule = post_delays(s, msgs, transfer_of, rank_network_first, plan.transfers);
-  receives_after_posting(s, msgs, schedule, arrival, agent_of_rank, plan);
+  const std::vector<double> hidden = hidden_in_gaps(s, msgs, schedule, arrival, ranks_on);
+  for (std::size_t i = 0; i < msgs.size(); i++) // at rank granularity a gapped transfer is one message
+    if (hidden[i] > 0)
+      plan.transfers[transfer_of[i]].hidden_in_gaps = hidden[i];
+  receives_after_posting(s, msgs, hidden, arrival, agent_of_rank, plan);
   plan.posting_end.assign(agents, 0);
   if (s.granularity == Granularity::Rank)
     plan.posting_end = schedule.posting_end;
-  else if (s.mode == Mode::Detailed) {
-    node_copies_in(s, msgs, schedule, transfer_of, plan.transfers);
-    node_early_sends(msgs, schedule, transfer_of, plan.transfers);
-  }
-  plan.network_first.assign(agents, 1); // node granularity: one aggregated copy, no order
+  else if (s.mode == Mode::Detailed)
+    node_copies_in(s, msgs, schedule, ranks_on, transfer_of, plan.transfers);
+  // Node granularity: its posts in time order, its aggregated copy in after the network sends
+  // of its time (Exchange::exchange_detailed).
+  plan.network_first.assign(agents, 0);
   if (s.granularity == Granularity::Rank)
     plan.network_first = rank_network_first;
   plan.out.assign(agents, {});

@@ -88,6 +88,7 @@ struct Transfer {
                                 ///< (eager: each sender copies its messages in turn, senders side by side;
                                 ///< at node granularity those left after the latest sender's last gap)
   double post_delay = 0;        ///< s after the exchange starts: the message gaps before its (last) post
+                                ///< (an early transfer's: its first)
   /** Intra-node, what its receiver does once it is posted (detailed mode, rank granularity):
    *  wait `arrival_latency` (an eager message from another rank in flight: see
    *  Plan::eager_latency_in),
@@ -96,10 +97,13 @@ struct Transfer {
   std::int64_t copy_startups = 0;
   double copy_out_least = 0;
   bool gapped = false; ///< eager, posted with message gaps (detailed mode)
-  /** Node granularity, inter-node eager with gaps: the bytes of its messages posted before its
-   *  last post, which move as a flow of their own from its first post (`early_post_delay`). */
-  double early_bytes = 0;
-  double early_post_delay = 0;
+  /** Intra-node eager with gaps, rank granularity: the share of its copy out done inside its
+   *  receiver's gaps (see hidden_in_gaps in transfer_plan.cpp): 1 costs nothing more. */
+  double hidden_in_gaps = 0;
+  /** Node granularity, between nodes: the messages posted before the node pair's last post (of
+   *  this protocol), which leave at their first post (post_delay); the others are a transfer
+   *  of their own, posted with the last. */
+  bool early = false;
 };
 
 /** The route between two hosts as the network model sees a message of `bytes`. */
@@ -120,7 +124,8 @@ struct Plan {
   std::vector<double> interior_flops;           ///< of that, what needs no halo
   std::vector<Transfer> transfers;
   std::vector<std::vector<std::size_t>> out, in; ///< transfer indices per agent, in neighbour order
-  std::vector<char> network_first;               ///< per agent: post network sends before eager copies
+  std::vector<char> network_first;               ///< per agent: post network sends before eager copies (rank granularity;
+                                                 ///< a node posts in time order, Exchange::exchange_detailed)
   /* Node granularity (a node's ranks copy side by side, so the node copies its intra-node
    * receives at once, after the last is posted), of the receives not received inside the gaps
    * (eager with gaps, in by the plan before the receiving rank is done posting): */
