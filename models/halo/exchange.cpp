@@ -251,13 +251,17 @@ void Exchange::exchange_detailed(std::size_t a)
   }
   // A rank receives from other ranks of its node once it is done posting its sends (in
   // MPI_Waitall); a node (node granularity) stands for its ranks and starts at once.
-  const bool rank_copier = copier_go_[a] && s_.granularity == Granularity::Rank;
-  if (copier_go_[a] && !rank_copier)
-    copier_go_[a]->release();
-  // An intra-node eager send copies into the shared buffer inside MPI_Isend: in neighbour
-  // order (later sends wait for it), or after every network send is out (`network_first`).
-  // Each send waits for the message gaps before it (post_delay).
+  // A node (node granularity) stands for its ranks: its copier waits for the posts itself,
+  // then for its latest rank to be done posting.
   const double start = sg4::Engine::get_clock();
+  const bool rank_copier = copier_go_[a] && s_.granularity == Granularity::Rank;
+  if (copier_go_[a] && !rank_copier) {
+    copier_from_[a] = start + plan_.posting_end[a];
+    copier_go_[a]->release();
+  }
+  // An intra-node eager send copies into the shared buffer inside MPI_Isend: in neighbour
+  // order (later sends wait for it), or after every network send is out (`network_first`,
+  // rank granularity). Each send waits for the message gaps before it (post_delay).
   auto wait_gaps = [&](const Transfer& t) {
     pause(start + t.post_delay - sg4::Engine::get_clock());
   };
@@ -372,7 +376,7 @@ void Exchange::exchange_detailed(std::size_t a)
  * message with gaps that came in before the rank was done posting (by the plan) was received
  * inside the gaps, which were measured with that work: it costs nothing more. A node (node
  * granularity) stands for its ranks copying side by side: it waits until every one of its
- * receives is posted, then the single copies' start-ups one after another beside the in-flight
+ * receives is posted and its latest rank is done posting, then the single copies' start-ups one after another beside the in-flight
  * time of the slowest eager message, then copies all those not received inside the gaps (the
  * plan's copy_bus_in and copy_least_in). */
 void Exchange::run_copier(std::size_t a)
@@ -439,6 +443,7 @@ void Exchange::run_copier(std::size_t a)
       for (std::size_t ti : plan_.in[a])
         if (plan_.transfers[ti].intra)
           channels_[ti].posted->acquire();
+      pause(copier_from_[a] - sg4::Engine::get_clock());
       pause(startup);
       copy_on_bus(a, bus_bytes, least);
     }

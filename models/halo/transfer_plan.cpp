@@ -183,9 +183,11 @@ double busy_copy_seconds(const Setup& s, simgrid::s4u::Host* h, double bytes, do
  *  eager message with gaps that is in, by the plan, before its receiver is done posting
  *  (post + in-flight time < the receiver's posting end) was copied out while the receiver
  *  posted. A gap was measured with that work in it, and with the copy in of the receiver's
- *  own message of that gap (which the model charges after each wait): what a gap of its own
- *  leaves after one copy in hides the copy out, its node's ranks all copying; what does not
- *  fit is left to copy (all of it where a copy in takes the whole gap). */
+ *  own message of that gap (which the model charges after each wait): what the message's
+ *  gap (its sender's at its size, standing for the receiver's slot: in a symmetric exchange
+ *  they are alike) leaves after one copy in of its size hides the copy out, its node's ranks
+ *  all copying; what does not fit is left to copy (all of it where a copy in takes the whole
+ *  gap). */
 std::vector<double> hidden_in_gaps(const Setup& s, const std::vector<RankMessage>& msgs,
                                    const PostSchedule& schedule, const std::vector<double>& arrival,
                                    const std::map<simgrid::s4u::Host*, double>& ranks_on)
@@ -198,7 +200,7 @@ std::vector<double> hidden_in_gaps(const Setup& s, const std::vector<RankMessage
       continue;
     auto* h = s.host_of_rank[m.to];
     const double copy = busy_copy_seconds(s, h, m.bytes, ranks_on.at(h));
-    hidden[i] = std::clamp((schedule.gap[i] - copy) / copy, 0.0, 1.0);
+    hidden[i] = copy > 0 ? std::clamp((schedule.gap[i] - copy) / copy, 0.0, 1.0) : 1.0;
   }
   return hidden;
 }
@@ -416,14 +418,12 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     }
     if (ti == plan.transfers.size()) {
       plan.transfers.push_back({from, to, m.intra, m.protocol, 0, 0, std::min(s.protocols.chunk_size, m.bytes)});
-      plan.transfers.back().early = early;
       plan.transfers.back().post_delay = schedule.at[mi];
     }
     transfer_of.push_back(ti);
     Transfer& t = plan.transfers[ti];
     // Posted when its last message is; an early one when its first is.
     t.post_delay = early ? std::min(t.post_delay, schedule.at[mi]) : std::max(t.post_delay, schedule.at[mi]);
-    t.gapped = t.gapped || schedule.gap[mi] > 0;
     t.total += m.bytes * static_cast<double>(m.parts);
     t.messages += m.parts;
     t.first_chunk = std::min(t.first_chunk, std::min(s.protocols.chunk_size, m.bytes));
@@ -456,14 +456,17 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     in = std::max(in, startups);
   }
   const std::vector<double> hidden = hidden_in_gaps(s, msgs, schedule, arrival, ranks_on);
-  for (std::size_t i = 0; i < msgs.size(); i++) // at rank granularity a gapped transfer is one message
-    if (hidden[i] > 0)
-      plan.transfers[transfer_of[i]].hidden_in_gaps = hidden[i];
+  if (s.granularity == Granularity::Rank) // where a gapped transfer is one message
+    for (std::size_t i = 0; i < msgs.size(); i++)
+      if (hidden[i] > 0)
+        plan.transfers[transfer_of[i]].hidden_in_gaps = hidden[i];
   receives_after_posting(s, msgs, hidden, arrival, agent_of_rank, plan);
   plan.posting_end.assign(agents, 0);
-  if (s.granularity == Granularity::Rank)
-    plan.posting_end = schedule.posting_end;
-  else if (s.mode == Mode::Detailed)
+  for (std::int64_t r = 0; r < ranks; r++) { // a node: its latest rank
+    double& end = plan.posting_end[static_cast<std::size_t>(agent_of_rank[r])];
+    end = std::max(end, schedule.posting_end[static_cast<std::size_t>(r)]);
+  }
+  if (s.granularity == Granularity::Node && s.mode == Mode::Detailed)
     node_copies_in(s, msgs, schedule, ranks_on, transfer_of, plan.transfers);
   // Node granularity: its posts in time order, its aggregated copy in after the network sends
   // of its time (Exchange::exchange_detailed).

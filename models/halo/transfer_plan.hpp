@@ -88,7 +88,8 @@ struct Transfer {
                                 ///< (eager: each sender copies its messages in turn, senders side by side;
                                 ///< at node granularity those left after the latest sender's last gap)
   double post_delay = 0;        ///< s after the exchange starts: the message gaps before its (last) post
-                                ///< (an early transfer's: its first)
+                                ///< (at node granularity, a transfer of the messages posted before
+                                ///< its node pair's last post: its first; see make_plan)
   /** Intra-node, what its receiver does once it is posted (detailed mode, rank granularity):
    *  wait `arrival_latency` (an eager message from another rank in flight: see
    *  Plan::eager_latency_in),
@@ -96,14 +97,9 @@ struct Transfer {
   double arrival_latency = 0;
   std::int64_t copy_startups = 0;
   double copy_out_least = 0;
-  bool gapped = false; ///< eager, posted with message gaps (detailed mode)
   /** Intra-node eager with gaps, rank granularity: the share of its copy out done inside its
    *  receiver's gaps (see hidden_in_gaps in transfer_plan.cpp): 1 costs nothing more. */
   double hidden_in_gaps = 0;
-  /** Node granularity, between nodes: the messages posted before the node pair's last post (of
-   *  this protocol), which leave at their first post (post_delay); the others are a transfer
-   *  of their own, posted with the last. */
-  bool early = false;
 };
 
 /** The route between two hosts as the network model sees a message of `bytes`. */
@@ -127,8 +123,8 @@ struct Plan {
   std::vector<char> network_first;               ///< per agent: post network sends before eager copies (rank granularity;
                                                  ///< a node posts in time order, Exchange::exchange_detailed)
   /* Node granularity (a node's ranks copy side by side, so the node copies its intra-node
-   * receives at once, after the last is posted), of the receives not received inside the gaps
-   * (eager with gaps, in by the plan before the receiving rank is done posting): */
+   * receives at once, after the last is posted), of what the gaps did not hide of its
+   * receives (hidden_in_gaps in transfer_plan.cpp): */
   /** Per agent: the least time of those copies (each rank copies its own in turn at one
    *  core's rate, the ranks of a node side by side: the longest rank's). */
   std::vector<double> copy_least_in;
@@ -143,9 +139,10 @@ struct Plan {
    *  factors applied, less their two copies alone; at least its latency), the largest: the
    *  last of them arrives that long after it is posted. */
   std::vector<double> eager_latency_in;
-  /** Per agent (rank granularity, detailed mode): s after the exchange starts when the rank
-   *  is done posting: its last post, or a self gap after a message to itself posted last
-   *  (a self window's time is all gaps). Eager receives in by then are inside the gaps. */
+  /** Per agent (detailed mode): s after the exchange starts when the rank is done posting:
+   *  its last post, or a self gap after a message to itself posted last (a self window's time
+   *  is all gaps); a node's, its latest rank's. Receives start then (MPI_Waitall), and eager
+   *  ones in by then were received inside the gaps. */
   std::vector<double> posting_end;
   /** MPI messages per iteration by channel (0 inter, 1 intra) and protocol. */
   std::int64_t messages_by[2][kProtocols] = {{0, 0, 0, 0}, {0, 0, 0, 0}};

@@ -428,6 +428,30 @@ def test_receives_in_flight_while_later_ones_are_posted(tmp_path):
     assert list(res.series["ranks"]["end"]) == pytest.approx([first, first, first + GAP, first + GAP], rel=1e-12)
 
 
+def test_a_node_receives_once_its_latest_rank_is_done_posting(tmp_path):
+    """128 ranks, 16 a node, 27-point, 8 unbundled variables of 32^3 cells: faces of 8 kB go
+    to other nodes eagerly, 3 us apart, and to ranks of the node as single copies. A rank
+    takes its single copies once it is done posting (MPI_Waitall), long after the last of
+    them was posted. A node started them once they were all posted, before its ranks were
+    done: 0.871 x the rank result until 2026-12-06; now once its latest rank is done, 0.955 x."""
+    import json
+    import os
+    import subprocess
+    scenario_file = HERE.parents[2] / "scenarios" / "halo" / "minighost_weak.xml"
+    sets = ["ranks=128", "ranks_per_node=16", "stencil=27-point", "iterations=1", "local_cells=32,32,32",
+            "bundled=false", "variables=8", "message_gap=3us", "self_message_gap=0.3us"]
+    makespan = {}
+    for granularity in ("rank", "node"):
+        out = tmp_path / granularity
+        args = [os.environ["SIMCORE_BIN"], "run", str(scenario_file), "--quiet", "--out", str(out)]
+        for s in sets + ["granularity=" + granularity]:
+            args += ["--set", s]
+        res = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr
+        makespan[granularity] = json.loads((out / "summary.json").read_text())["metrics"]["makespan"]
+    assert makespan["node"] / makespan["rank"] == pytest.approx(1, abs=0.06)
+
+
 def test_no_wait_shorter_than_simgrid_s_precision(tmp_path):
     """Rounding leaves waits of 1e-22 s (a copier due at a time a copy reached a hair early);
     SimGrid skips sleeps below its precision but says so once per actor, which flooded the
