@@ -26,6 +26,8 @@ namespace {
 
 int g_payload; // what travels in a mailbox: the model counts bytes, not contents
 
+constexpr std::size_t kNoLane = std::numeric_limits<std::size_t>::max(); // a send its agent posts itself
+
 /** A number of SimGrid's configuration: a network correction factor (SimGrid 3.32 keeps
  *  `network/latency-factor` and `network/bandwidth-factor` as plain numbers; SMPI's
  *  size-dependent factors live in other settings and are not seen here; a profile's
@@ -115,6 +117,59 @@ void Exchange::start(simcore::SimContext& ctx)
   posted_count_.assign(agents, {});
   posts_.assign(plan_.transfers.size(), 0);
   copier_from_.assign(agents, 0);
+  // An agent posts its sends in neighbour order; a node in its ranks' time order (an early
+  // transfer's at its first message), at one time its intra-node eager copies after its
+  // network sends.
+  post_order_ = plan_.out;
+  if (s_.granularity == Granularity::Node)
+    for (auto& posts : post_order_)
+      std::stable_sort(posts.begin(), posts.end(), [this](std::size_t x, std::size_t y) {
+        const Transfer &tx = plan_.transfers[x], &ty = plan_.transfers[y];
+        const bool cx = tx.intra && tx.protocol == Protocol::Eager, cy = ty.intra && ty.protocol == Protocol::Eager;
+        return std::make_pair(tx.post_delay, cx) < std::make_pair(ty.post_delay, cy);
+      });
+  receive_lanes_.assign(agents, {});
+  send_lanes_.assign(agents, {});
+  send_lane_of_.assign(plan_.transfers.size(), kNoLane);
+  lanes_posted_.assign(agents, nullptr);
+  lanes_done_.assign(agents, nullptr);
+  // Lanes. SimGrid 3.32 keeps the activities an actor started in a list (its I/Os for good,
+  // see kIterationsPerActor), walks the lists of both ends each time a communication ends,
+  // and Comm::wait_any walks all it waits for: an actor with n transfers in progress spends
+  // time quadratic in n. Unbundled variables with gaps make many (128 ranks, 4^3 cells, 40
+  // variables, 27-point: 1,440 network transfers a rank, one iteration took 79 s). An agent
+  // with more than `transfers_per_actor` hands them to lanes, actors of its own for one
+  // iteration that post and progress that many each (9.5 s there, results identical).
+  if (s_.mode == Mode::Detailed)
+    for (std::size_t a = 0; a < agents; a++) {
+      // Its network receives, and its eager network sends (which need nothing once posted
+      // but their end) in its posting order, in lanes of consecutive transfers.
+      std::vector<std::size_t> in, out;
+      for (std::size_t ti : plan_.in[a])
+        if (!plan_.transfers[ti].intra)
+          in.push_back(ti);
+      for (std::size_t ti : post_order_[a])
+        if (!plan_.transfers[ti].intra && plan_.transfers[ti].protocol == Protocol::Eager)
+          out.push_back(ti);
+      const std::size_t per_lane = s_.transfers_per_actor;
+      auto split = [&](const std::vector<std::size_t>& transfers, std::vector<Lane>& lanes, bool sends) {
+        if (transfers.size() <= per_lane)
+          return;
+        for (std::size_t i = 0; i < transfers.size(); i++) {
+          if (i % per_lane == 0)
+            lanes.push_back({{}, sends ? sg4::Semaphore::create(0) : nullptr});
+          lanes.back().transfers.push_back(transfers[i]);
+          if (sends)
+            send_lane_of_[transfers[i]] = lanes.size() - 1;
+        }
+      };
+      split(in, receive_lanes_[a], false);
+      split(out, send_lanes_[a], true);
+      if (!receive_lanes_[a].empty() || !send_lanes_[a].empty()) {
+        lanes_posted_[a] = sg4::Semaphore::create(0);
+        lanes_done_[a] = sg4::Semaphore::create(0);
+      }
+    }
   for (std::size_t a = 0; a < agents; a++) {
     const std::string name = s_.granularity == Granularity::Node ? "node-" + plan_.host[a]->get_name()
                                                                  : "rank-" + std::to_string(a);
@@ -204,149 +259,109 @@ void Exchange::exchange_smpi(std::size_t a)
   sg4::Comm::wait_all(comms);
 }
 
-/* The detailed exchange progresses every transfer on its own, as an MPI library's progress
- * engine does: a request is answered as soon as it arrives, received eager data is copied
- * out as soon as it is in, the next step of a transfer follows its previous one. Intra-node
- * receives (waiting for the sender's side, then copying) run beside it in the agent's copier. */
-void Exchange::exchange_detailed(std::size_t a)
-{
+/* The network side of the detailed exchange: every transfer progresses on its own, as an MPI
+ * library's progress engine does: a request is answered as soon as it arrives, received eager
+ * data is copied out as soon as it is in, the next step of a transfer follows its previous one.
+ * One Progress per actor: the agent's own, and each of its lanes'. */
+class Exchange::Progress {
+public:
+  Progress(Exchange& x, std::size_t a) : x_(x), bus_(x.bus(a)) {}
+
+  /** MPI_Irecv: the data of an eager transfer, a rendezvous or pipelined one's request. */
+  void post_receive(std::size_t ti)
+  {
+    if (x_.plan_.transfers[ti].protocol == Protocol::Eager)
+      receive(ti, x_.channels_[ti].data, Step::EagerIn);
+    else
+      receive(ti, x_.channels_[ti].control, Step::RequestIn);
+  }
+  /** MPI_Isend: the data of an eager transfer, a rendezvous or pipelined one's request. */
+  void post_send(std::size_t ti)
+  {
+    const Transfer& t = x_.plan_.transfers[ti];
+    if (t.protocol == Protocol::Eager)
+      send(ti, x_.channels_[ti].data, t.total, Step::Done, true);
+    else
+      send(ti, x_.channels_[ti].control, x_.s_.protocols.control_bytes * static_cast<double>(t.messages),
+           Step::RequestOut, false);
+  }
+  /** Until every transfer posted here is done, its copies on the bus included. */
+  void finish()
+  {
+    while (!pending_.empty()) {
+      std::vector<sg4::CommPtr> comms;
+      comms.reserve(pending_.size());
+      for (const auto& p : pending_)
+        comms.push_back(p.comm);
+      const auto i = static_cast<std::size_t>(sg4::Comm::wait_any(comms));
+      const Pending done = pending_[i];
+      pending_[i] = pending_.back();
+      pending_.pop_back();
+      next(done.transfer, done.next);
+    }
+    for (auto& io : ios_)
+      io->wait();
+  }
+
+private:
   enum class Step { Done, RequestOut, RequestIn, AnswerIn, DataOut, DataIn, RestIn, EagerIn };
   struct Pending {
     sg4::CommPtr comm;
     std::size_t transfer;
     Step next;
   };
-  std::vector<Pending> pending;
-  std::vector<sg4::IoPtr> ios;
-  void* sink = nullptr;
-  const double control = s_.protocols.control_bytes;
-  auto* const my_bus = bus(a);
-  const bool in_order = !plan_.network_first[a];
-  auto copy_async = [&](double bytes) {
+
+  void copy_async(double bytes)
+  {
     if (bytes > 0)
-      ios.push_back(my_bus->read_async(bytes));
-  };
-  auto dma_async = [&](double bytes) {
-    if (s_.protocols.nic_dma && bytes > 0)
-      ios.push_back(my_bus->write_async(bytes));
-  };
-  auto send = [&](std::size_t ti, sg4::Mailbox* mb, double bytes, Step next, bool data) {
-    pending.push_back({mb->put_async(&g_payload, bytes), ti, next});
+      ios_.push_back(bus_->read_async(bytes));
+  }
+  void dma_async(double bytes)
+  {
+    if (x_.s_.protocols.nic_dma && bytes > 0)
+      ios_.push_back(bus_->write_async(bytes));
+  }
+  void send(std::size_t ti, sg4::Mailbox* mb, double bytes, Step next, bool data)
+  {
+    pending_.push_back({mb->put_async(&g_payload, bytes), ti, next});
     if (data)
       dma_async(bytes);
-  };
-  auto receive = [&](std::size_t ti, sg4::Mailbox* mb, Step next) {
-    pending.push_back({mb->get_async<void>(&sink), ti, next});
-  };
+  }
+  void receive(std::size_t ti, sg4::Mailbox* mb, Step next) { pending_.push_back({mb->get_async<void>(&sink_), ti, next}); }
 
-  // Receives are posted first (MPI_Irecv), then the sends in neighbour order (MPI_Isend).
-  for (std::size_t ti : plan_.in[a]) {
-    const Transfer& t = plan_.transfers[ti];
-    if (t.intra)
-      continue;
-    if (t.protocol == Protocol::Eager)
-      receive(ti, channels_[ti].data, Step::EagerIn);
-    else
-      receive(ti, channels_[ti].control, Step::RequestIn);
-  }
-  // A rank receives from other ranks of its node once it is done posting its sends (in
-  // MPI_Waitall); a node (node granularity) stands for its ranks and starts at once.
-  // A node (node granularity) stands for its ranks: its copier waits for the posts itself,
-  // then for its latest rank to be done posting.
-  const double start = sg4::Engine::get_clock();
-  const bool rank_copier = copier_go_[a] && s_.granularity == Granularity::Rank;
-  if (copier_go_[a] && !rank_copier) {
-    copier_from_[a] = start + plan_.posting_end[a];
-    copier_go_[a]->release();
-  }
-  // An intra-node eager send copies into the shared buffer inside MPI_Isend: in neighbour
-  // order (later sends wait for it), or after every network send is out (`network_first`,
-  // rank granularity). Each send waits for the message gaps before it (post_delay).
-  auto wait_gaps = [&](const Transfer& t) {
-    pause(start + t.post_delay - sg4::Engine::get_clock());
-  };
-  // A node's posts follow its ranks' in time (an early transfer's at its first message); at
-  // one time its intra-node eager copies come after its network sends.
-  std::vector<std::size_t> posts = plan_.out[a];
-  if (s_.granularity == Granularity::Node)
-    std::stable_sort(posts.begin(), posts.end(), [this](std::size_t x, std::size_t y) {
-      const Transfer &tx = plan_.transfers[x], &ty = plan_.transfers[y];
-      const bool cx = tx.intra && tx.protocol == Protocol::Eager, cy = ty.intra && ty.protocol == Protocol::Eager;
-      return std::make_pair(tx.post_delay, cx) < std::make_pair(ty.post_delay, cy);
-    });
-  bool deferred = false;
-  for (std::size_t ti : posts) {
-    const Transfer& t = plan_.transfers[ti];
-    if (!(t.intra && t.protocol == Protocol::Eager && !in_order)) // deferred ones wait below
-      wait_gaps(t);
-    if (t.intra) {
-      if (t.protocol == Protocol::Eager && in_order) {
-        copy_intra(a, t);
-        post_intra(ti);
-      } else if (t.protocol == Protocol::Eager) {
-        deferred = true;
-      } else {
-        post_intra(ti); // single copy: the buffer is exposed
-      }
-    } else if (t.protocol == Protocol::Eager) {
-      send(ti, channels_[ti].data, t.total, Step::Done, true);
-    } else {
-      send(ti, channels_[ti].control, control * static_cast<double>(t.messages), Step::RequestOut, false);
-    }
-  }
-  if (deferred)
-    for (std::size_t ti : plan_.out[a])
-      if (plan_.transfers[ti].intra && plan_.transfers[ti].protocol == Protocol::Eager) {
-        wait_gaps(plan_.transfers[ti]);
-        copy_intra(a, plan_.transfers[ti]);
-        post_intra(ti);
-      }
-  if (rank_copier) {
-    copier_from_[a] = start + plan_.posting_end[a];
-    copier_go_[a]->release();
-  }
-
-  while (!pending.empty()) {
-    const auto i = static_cast<std::size_t>(sg4::Comm::wait_any(
-        [&] {
-          std::vector<sg4::CommPtr> comms;
-          comms.reserve(pending.size());
-          for (const auto& p : pending)
-            comms.push_back(p.comm);
-          return comms;
-        }()));
-    const Pending done = pending[i];
-    pending[i] = pending.back();
-    pending.pop_back();
-    const std::size_t ti = done.transfer;
-    const Transfer& t = plan_.transfers[ti];
+  /** What follows a step of transfer ti once its communication is done. */
+  void next(std::size_t ti, Step step)
+  {
+    const Transfer& t = x_.plan_.transfers[ti];
+    const Channels& c = x_.channels_[ti];
+    const double control = x_.s_.protocols.control_bytes * static_cast<double>(t.messages);
     const bool whole = t.protocol == Protocol::Rendezvous;
-    switch (done.next) {
+    switch (step) {
       case Step::Done: break;
       case Step::EagerIn: // the data is in the receive buffer: copy it out
         dma_async(t.total);
         copy_async(t.total);
         break;
       case Step::RequestOut: // our request is delivered: wait for the answer
-        receive(ti, channels_[ti].control, Step::AnswerIn);
+        receive(ti, c.control, Step::AnswerIn);
         break;
       case Step::RequestIn: // answer at once, then receive the data
-        send(ti, channels_[ti].control, control * static_cast<double>(t.messages), Step::Done, false);
-        receive(ti, channels_[ti].data, Step::DataIn);
+        send(ti, c.control, control, Step::Done, false);
+        receive(ti, c.data, Step::DataIn);
         break;
       case Step::AnswerIn: // send the data: all of it, or the first chunk
-        send(ti, channels_[ti].data, whole ? t.total : t.first_chunk, whole ? Step::Done : Step::DataOut, true);
+        send(ti, c.data, whole ? t.total : t.first_chunk, whole ? Step::Done : Step::DataOut, true);
         break;
       case Step::DataOut: // pipelined: the rest follows the first chunk
         if (t.total > t.first_chunk)
-          send(ti, channels_[ti].data, t.total - t.first_chunk, Step::Done, true);
+          send(ti, c.data, t.total - t.first_chunk, Step::Done, true);
         break;
       case Step::DataIn:
         if (!whole) {
           dma_async(t.first_chunk);
           if (t.total > t.first_chunk) { // copy out what is in while the rest arrives
             copy_async(t.total - t.first_chunk);
-            receive(ti, channels_[ti].data, Step::RestIn);
+            receive(ti, c.data, Step::RestIn);
           } else {
             copy_async(t.total);
           }
@@ -360,10 +375,113 @@ void Exchange::exchange_detailed(std::size_t a)
         break;
     }
   }
-  for (auto& io : ios)
-    io->wait();
+
+  Exchange& x_;
+  sg4::Disk* bus_;
+  std::vector<Pending> pending_;
+  std::vector<sg4::IoPtr> ios_;
+  void* sink_ = nullptr;
+};
+
+/* An agent posts its receives, then its sends (with the gaps between them and its intra-node
+ * eager copies), then waits for all of them. Where it has many network transfers, lanes post
+ * and progress them (see start()). Intra-node receives (waiting for the sender's side, then
+ * copying) run beside it in the agent's copier. */
+void Exchange::exchange_detailed(std::size_t a)
+{
+  Progress progress(*this, a);
+  const bool in_order = !plan_.network_first[a];
+  const auto lanes = receive_lanes_[a].size() + send_lanes_[a].size();
+
+  // Receives are posted first (MPI_Irecv), then the sends in neighbour order (MPI_Isend).
+  if (receive_lanes_[a].empty()) {
+    for (std::size_t ti : plan_.in[a])
+      if (!plan_.transfers[ti].intra)
+        progress.post_receive(ti);
+  }
+  for (std::size_t k = 0; k < receive_lanes_[a].size(); k++)
+    ctx_->create_actor(agent_name_[a] + "-in-" + std::to_string(k), plan_.host[a],
+                       [this, a, k] { run_receive_lane(a, k); });
+  for (std::size_t k = 0; k < send_lanes_[a].size(); k++)
+    ctx_->create_actor(agent_name_[a] + "-out-" + std::to_string(k), plan_.host[a],
+                       [this, a, k] { run_send_lane(a, k); });
+  // A rank receives from other ranks of its node once it is done posting its sends (in
+  // MPI_Waitall); a node (node granularity) stands for its ranks: its copier waits for the
+  // posts itself, then for its latest rank to be done posting.
+  const double start = sg4::Engine::get_clock();
+  const bool rank_copier = copier_go_[a] && s_.granularity == Granularity::Rank;
+  if (copier_go_[a] && !rank_copier) {
+    copier_from_[a] = start + plan_.posting_end[a];
+    copier_go_[a]->release();
+  }
+  // An intra-node eager send copies into the shared buffer inside MPI_Isend: in neighbour
+  // order (later sends wait for it), or after every network send is out (`network_first`,
+  // rank granularity). Each send waits for the message gaps before it (post_delay).
+  auto wait_gaps = [&](const Transfer& t) {
+    pause(start + t.post_delay - sg4::Engine::get_clock());
+  };
+  bool deferred = false;
+  for (std::size_t ti : post_order_[a]) {
+    const Transfer& t = plan_.transfers[ti];
+    if (!(t.intra && t.protocol == Protocol::Eager && !in_order)) // deferred ones wait below
+      wait_gaps(t);
+    if (t.intra) {
+      if (t.protocol == Protocol::Eager && in_order) {
+        copy_intra(a, t);
+        post_intra(ti);
+      } else if (t.protocol == Protocol::Eager) {
+        deferred = true;
+      } else {
+        post_intra(ti); // single copy: the buffer is exposed
+      }
+    } else if (send_lane_of_[ti] != kNoLane) {
+      send_lanes_[a][send_lane_of_[ti]].post->release();
+    } else {
+      progress.post_send(ti);
+    }
+  }
+  if (deferred)
+    for (std::size_t ti : plan_.out[a])
+      if (plan_.transfers[ti].intra && plan_.transfers[ti].protocol == Protocol::Eager) {
+        wait_gaps(plan_.transfers[ti]);
+        copy_intra(a, plan_.transfers[ti]);
+        post_intra(ti);
+      }
+  if (rank_copier) {
+    copier_from_[a] = start + plan_.posting_end[a];
+    copier_go_[a]->release();
+  }
+  // Done posting: what came in meanwhile is progressed now, here and in the receive lanes.
+  for (std::size_t k = 0; k < receive_lanes_[a].size(); k++)
+    lanes_posted_[a]->release();
+  progress.finish();
+  for (std::size_t k = 0; k < lanes; k++)
+    lanes_done_[a]->acquire();
   if (copier_done_[a])
     copier_done_[a]->acquire();
+}
+
+void Exchange::run_receive_lane(std::size_t a, std::size_t lane)
+{
+  Progress progress(*this, a);
+  for (std::size_t ti : receive_lanes_[a][lane].transfers)
+    progress.post_receive(ti);
+  lanes_posted_[a]->acquire();
+  progress.finish();
+  lanes_done_[a]->release();
+}
+
+/* A lane's sends leave as its agent posts them, in the agent's order. */
+void Exchange::run_send_lane(std::size_t a, std::size_t lane)
+{
+  Progress progress(*this, a);
+  const Lane& l = send_lanes_[a][lane];
+  for (std::size_t ti : l.transfers) {
+    l.post->acquire();
+    progress.post_send(ti);
+  }
+  progress.finish();
+  lanes_done_[a]->release();
 }
 
 /* The intra-node receives of one agent, each iteration. One actor runs every iteration: its

@@ -38,6 +38,17 @@ private:
     std::size_t transfer;
     double at;
   };
+  /** One agent's network transfers in progress (see exchange.cpp). */
+  class Progress;
+  /** Network transfers of an agent that another of its actors posts and progresses: SimGrid
+   *  3.32's cost of ending a communication grows with the activities of the actors at both
+   *  ends (see exchange.cpp). */
+  struct Lane {
+    std::vector<std::size_t> transfers;
+    simgrid::s4u::SemaphorePtr post; ///< sends: released once per transfer as the agent posts it
+  };
+  void run_receive_lane(std::size_t agent, std::size_t lane);
+  void run_send_lane(std::size_t agent, std::size_t lane);
   /** Iterations [first, ...) of an agent: a bounded number of them, then a successor actor
    *  takes the rest (see exchange.cpp). */
   void run_agent(std::size_t agent, std::int64_t first);
@@ -64,6 +75,12 @@ private:
    *  queues keep the iterations apart. */
   std::vector<std::array<std::deque<Posted>, 2>> posted_to_;
   std::vector<std::array<simgrid::s4u::SemaphorePtr, 2>> posted_count_;
+  std::vector<std::vector<std::size_t>> post_order_; ///< per agent: its sends in the order it posts them
+  std::vector<std::vector<Lane>> receive_lanes_, send_lanes_; ///< per agent: none up to Setup::transfers_per_actor
+  std::vector<std::size_t> send_lane_of_;                    ///< per transfer: its lane, or none
+  /** Per agent with lanes: released once per receive lane when the agent is done posting (it
+   *  progresses nothing before), and by each lane once it is done. */
+  std::vector<simgrid::s4u::SemaphorePtr> lanes_posted_, lanes_done_;
   std::vector<std::int64_t> posts_; ///< per transfer: how many times it was posted (its next iteration)
   double precision_ = 1e-9;         ///< SimGrid's timing precision (surf/precision)
   std::vector<double> copier_from_; ///< rank granularity, per agent: when its copier may start (done posting)

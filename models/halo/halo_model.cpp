@@ -135,6 +135,7 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
   s.policy = p.get_string("policy") == "dynamic" ? halo::Policy::Dynamic : halo::Policy::Static;
   s.mode = p.get_string("mode") == "smpi" ? halo::Mode::Smpi : halo::Mode::Detailed;
   s.granularity = p.get_string("granularity") == "node" ? halo::Granularity::Node : halo::Granularity::Rank;
+  s.transfers_per_actor = static_cast<std::size_t>(p.get_int("transfers_per_actor"));
   if (s.mode == halo::Mode::Smpi && s.granularity == halo::Granularity::Node)
     throw ctx.param_error("granularity", "parameter 'granularity' = 'node' cannot be used with mode 'smpi' "
                                          "(SMPI sends every message on its own); expected 'rank'");
@@ -282,6 +283,11 @@ simcore::ModelInfo make_info()
               ParamSpec::choice("granularity", {"rank", "node"}, "rank",
                                 "rank: one actor per rank; node: one per node, traffic aggregated per node "
                                 "pair and protocol (fast, for thousands of ranks)"),
+              ParamSpec::integer("transfers_per_actor", 32,
+                                 "detailed mode: network transfers one actor of an agent posts and progresses at "
+                                 "most; an agent with more hands them to actors of its own this many each "
+                                 "(simulation speed only: results are the same up to rounding)")
+                  .within(1, 1e9),
           },
           [] { return std::make_unique<HaloModel>(); }};
 }

@@ -270,6 +270,37 @@ def test_node_granularity_follows_rank_granularity_with_message_gaps(tmp_path, c
     assert node / rank == pytest.approx(1, abs=0.09)
 
 
+LANE_CASES = {
+    "eager": dict(),
+    "rendezvous": dict(local_cells="96,96,96", variables=2, stencil="7-point"),
+    "pipelined": dict(local_cells="96,96,96", variables=2, stencil="7-point", inter_large_protocol="pipelined",
+                      pipeline_chunk="16KiB"),
+    "node": dict(granularity="node"),
+    "network-first-overlap": dict(send_order="network_first", overlap="true", flops_per_cell=100),
+    "no-dma-open-ends": dict(nic_dma="false", periodic="false"),
+}
+
+
+@pytest.mark.parametrize("case", LANE_CASES.values(), ids=LANE_CASES.keys())
+def test_lanes_change_no_result(tmp_path, case):
+    """An agent with more network transfers than `transfers_per_actor` hands them to actors of
+    its own (lanes), for simulation speed only: with two transfers a lane (every agent here has
+    lanes: up to 9 neighbours on the other node, 5 variables each) and with none, every metric
+    is the same up to rounding."""
+    common = dict(ranks=32, procs="4,4,2", local_cells="8,8,8", ranks_per_node=16, periodic="true",
+                  stencil="27-point", variables=5, bundled="false", message_gap="1us", self_message_gap="0.1us",
+                  iterations=3)
+    common.update(case)
+    one = scenario(tmp_path, **common, transfers_per_actor=1000000).run().metrics
+    lanes = scenario(tmp_path, **common, transfers_per_actor=2).run().metrics
+    assert one["inter_bytes_per_iteration"] > 0
+    large = case.get("inter_large_protocol", "rendezvous") if "96" in case.get("local_cells", "") else "eager"
+    assert one["inter_%s_messages" % large] > 0
+    assert lanes.keys() == one.keys()
+    for k, v in one.items():
+        assert lanes[k] == pytest.approx(v, rel=1e-9, abs=1e-18), k
+
+
 @pytest.mark.parametrize("bus", ["5GBps", "2GBps"])
 @pytest.mark.parametrize("granularity", ["rank", "node"])
 def test_gaps_do_not_hide_copies_longer_than_themselves(tmp_path, bus, granularity):
