@@ -132,6 +132,7 @@ void Exchange::start(simcore::SimContext& ctx)
   send_lanes_.assign(agents, {});
   send_lane_of_.assign(plan_.transfers.size(), kNoLane);
   lanes_posted_.assign(agents, nullptr);
+  agent_activities_.assign(agents, 0);
   lanes_done_.assign(agents, nullptr);
   // Lanes. SimGrid 3.32 keeps the activities an actor started in a list (its I/Os for good,
   // see kIterationsPerActor), walks the lists of both ends each time a communication ends,
@@ -169,6 +170,12 @@ void Exchange::start(simcore::SimContext& ctx)
         lanes_posted_[a] = sg4::Semaphore::create(0);
         lanes_done_[a] = sg4::Semaphore::create(0);
       }
+      // The activities it starts an iteration, at most: a wait for its gaps per send, a copy
+      // in and its least time per intra-node eager one, up to three per network transfer it
+      // keeps (NIC reads and writes, copies out), its lanes' ends, its computation.
+      const std::size_t kept = (receive_lanes_[a].empty() ? in.size() : 0) + (send_lanes_[a].empty() ? out.size() : 0);
+      agent_activities_[a] = static_cast<std::int64_t>(3 * plan_.out[a].size() + 3 * kept + receive_lanes_[a].size() +
+                                                       send_lanes_[a].size() + 4);
     }
   for (std::size_t a = 0; a < agents; a++) {
     const std::string name = s_.granularity == Granularity::Node ? "node-" + plan_.host[a]->get_name()
@@ -182,7 +189,7 @@ void Exchange::start(simcore::SimContext& ctx)
       copier_done_[a] = sg4::Semaphore::create(0);
       if (s_.granularity == Granularity::Rank)
         posted_count_[a] = {sg4::Semaphore::create(0), sg4::Semaphore::create(0)};
-      ctx.create_actor(name + "-copier", plan_.host[a], [this, a] { run_copier(a); });
+      ctx.create_actor(name + "-copier", plan_.host[a], [this, a] { run_copier(a, 0); });
     }
   }
 }
@@ -195,13 +202,22 @@ namespace {
  *  iterations in 0.4 s, 16,000 in 29 s). A successor starts with an empty list, at the same
  *  simulated time. */
 constexpr std::int64_t kIterationsPerActor = 32;
+/** Fewer iterations where an actor starts many activities each: those it keeps (its I/Os,
+ *  and its waits) hold their memory until it ends. */
+constexpr std::int64_t kActivitiesPerActor = 4096;
+
+std::int64_t iterations_per_actor(std::int64_t activities_per_iteration)
+{
+  return std::clamp<std::int64_t>(kActivitiesPerActor / std::max<std::int64_t>(activities_per_iteration, 1), 1,
+                                  kIterationsPerActor);
+}
 } // namespace
 
 void Exchange::run_agent(std::size_t a, std::int64_t first)
 {
   const double flops = plan_.flops[a], interior = plan_.interior_flops[a];
   const std::int64_t last =
-      s_.mode == Mode::Detailed ? std::min(s_.iterations, first + kIterationsPerActor) : s_.iterations;
+      s_.mode == Mode::Detailed ? std::min(s_.iterations, first + iterations_per_actor(agent_activities_[a])) : s_.iterations;
   for (std::int64_t it = first; it < last; it++) {
     sg4::ExecPtr inner;
     if (s_.overlap && interior > 0)
@@ -484,9 +500,10 @@ void Exchange::run_send_lane(std::size_t a, std::size_t lane)
   lanes_done_[a]->release();
 }
 
-/* The intra-node receives of one agent, each iteration. One actor runs every iteration: its
- * copies stay in its activity list (see kIterationsPerActor), but it communicates with
- * nobody, and nothing searches that list (8,000 iterations of two_ranks_one_node in 0.22 s).
+/* The intra-node receives of one agent, iterations [first, ...). Its copies stay in its
+ * activity list (see kIterationsPerActor): it communicates with nobody, so nothing searches
+ * that list (8,000 iterations of two_ranks_one_node in 0.22 s on one actor), but the list
+ * holds their memory, so a successor takes over as for the agent.
  *
  * A rank receives once it is done posting its sends, as in MPI_Waitall: one receive at a time,
  * the first to have arrived first (an eager message from another rank its in-flight time after
@@ -497,16 +514,18 @@ void Exchange::run_send_lane(std::size_t a, std::size_t lane)
  * receives is posted and its latest rank is done posting, then the single copies' start-ups one after another beside the in-flight
  * time of the slowest eager message, then copies all those not received inside the gaps (the
  * plan's copy_bus_in and copy_least_in). */
-void Exchange::run_copier(std::size_t a)
+void Exchange::run_copier(std::size_t a, std::int64_t first)
 {
   std::size_t intra_in = 0;
   for (std::size_t ti : plan_.in[a])
     if (plan_.transfers[ti].intra)
       intra_in++;
+  // Each receive: a wait for it, its start-up, its copy and its least time.
+  const std::int64_t last = std::min(s_.iterations, first + iterations_per_actor(4 * static_cast<std::int64_t>(intra_in)));
   const double bus_bytes = plan_.copy_bus_in[a], least = plan_.copy_least_in[a];
   const double startup = std::max(static_cast<double>(plan_.copy_startups_in[a]) * s_.protocols.single_copy_startup,
                                   plan_.eager_latency_in[a]);
-  for (std::int64_t it = 0; it < s_.iterations; it++) {
+  for (std::int64_t it = first; it < last; it++) {
     copier_go_[a]->acquire();
     if (s_.granularity == Granularity::Rank) {
       // Done posting (a self gap after a message to itself posted last).
@@ -567,6 +586,8 @@ void Exchange::run_copier(std::size_t a)
     }
     copier_done_[a]->release();
   }
+  if (last < s_.iterations)
+    ctx_->create_actor(agent_name_[a] + "-copier", plan_.host[a], [this, a, last] { run_copier(a, last); });
 }
 
 void Exchange::post_intra(std::size_t ti)

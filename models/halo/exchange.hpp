@@ -54,7 +54,7 @@ private:
   void run_agent(std::size_t agent, std::int64_t first);
   void exchange_detailed(std::size_t agent);
   void exchange_smpi(std::size_t agent);
-  void run_copier(std::size_t agent);
+  void run_copier(std::size_t agent, std::int64_t first); ///< iterations [first, ...), as run_agent
   void copy_on_bus(std::size_t agent, double bus_bytes, double least);
   void copy_intra(std::size_t agent, const Transfer& t); ///< an intra-node copy of all of t's messages
   void post_intra(std::size_t transfer);                 ///< the sender's side of an intra-node transfer is ready
@@ -75,6 +75,7 @@ private:
    *  queues keep the iterations apart. */
   std::vector<std::array<std::deque<Posted>, 2>> posted_to_;
   std::vector<std::array<simgrid::s4u::SemaphorePtr, 2>> posted_count_;
+  std::vector<std::int64_t> agent_activities_; ///< per agent: activities its own actor starts an iteration, at most
   std::vector<std::vector<std::size_t>> post_order_; ///< per agent: its sends in the order it posts them
   std::vector<std::vector<Lane>> receive_lanes_, send_lanes_; ///< per agent: none up to Setup::transfers_per_actor
   std::vector<std::size_t> send_lane_of_;                    ///< per transfer: its lane, or none
