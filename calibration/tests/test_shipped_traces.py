@@ -36,6 +36,39 @@ def test_the_shipped_traces_of_this_machine_fit_into_a_whole_profile(tmp_path):
     assert set(p["message_gaps"]) == {"intra-node", "self"}
 
 
+def test_the_shipped_traces_of_this_machine_come_from_one_configuration_and_sitting():
+    """calibration/traces/vm: one profile stands for one machine, so its traces name one core
+    (cpu_id), one ISA (the quiet host's CPU had `sse4a`, the machine's since 2026-12-05 has
+    not: until 2026-12-06 the set mixed both) and one clean revision, within one hour. The
+    quiet host's traces, kept in traces/vm-quiet, name the other ISA."""
+    root = pathlib.Path(os.environ["SIMCORE_SOURCE_DIR"]) / "calibration" / "traces"
+
+    def attrs(trace):
+        with h5py.File(trace) as f:
+            return {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in f.attrs.items()}
+
+    vm = [attrs(t) for t in sorted((root / "vm").glob("*.h5"))]
+    assert len(vm) == 6
+    for key in ("cpu_id", "isa", "git_revision", "host", "compiler"):
+        assert len({a[key] for a in vm}) == 1, key
+    assert vm[0]["cpu_id"].startswith("AuthenticAMD") and not vm[0]["git_revision"].endswith("-dirty")
+    dates = sorted(np.datetime64(a["date"].rstrip("Z")) for a in vm)
+    assert dates[-1] - dates[0] < np.timedelta64(1, "h")
+    quiet = [attrs(t) for t in sorted((root / "vm-quiet").glob("*.h5"))]
+    assert len(quiet) == 4 and all("sse4a" in a["isa"].split() for a in quiet)
+    assert "sse4a" not in vm[0]["isa"].split()
+
+
+def test_the_quiet_host_traces_still_fit(tmp_path):
+    """traces/vm-quiet (2026-12-03 and 04): the figures the README quotes for that host."""
+    root = pathlib.Path(os.environ["SIMCORE_SOURCE_DIR"]) / "calibration" / "traces" / "vm-quiet"
+    p = fitted(tmp_path, *sorted(root.glob("*.h5")))
+    rates = p["rates"]
+    assert rates["flops_per_cell"]["value"] == pytest.approx(627, abs=0.5)
+    assert p["quality"]["compute"][0]["measured_peak_flops"] / 1e9 == pytest.approx(136.2, abs=0.05)
+    assert rates["hash_lookup_rate"]["value"] / 1e6 == pytest.approx(136.7, abs=0.05)
+
+
 def test_the_shipped_h200_trace_fits_into_gpu_rates_with_their_shares(tmp_path):
     """calibration/traces/h200/cuda.h5, measured on an H200 by cuda/run_on_device.sh: every
     kernel's rate is the median of its repetitions as h5py reads them, and the shares are the
