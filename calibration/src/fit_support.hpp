@@ -16,6 +16,27 @@
 
 namespace calibration {
 
+/** A trace's cpu_id without what does not tell cores apart: each kind's count ("4 x ") and
+ *  its stepping or revision (the last field; POWER's revision runs to the end). */
+inline std::string core_of(const std::string& id)
+{
+  std::string out;
+  std::size_t from = 0;
+  while (from <= id.size()) {
+    const std::size_t to = std::min(id.find("; ", from), id.size());
+    std::string part = id.substr(from, to - from);
+    if (const auto x = part.find(" x "); x != std::string::npos && x > 0 &&
+                                         part.find_first_not_of("0123456789") == x)
+      part.erase(0, x + 3);
+    for (const char* field : {" stepping ", " revision "})
+      if (const auto f = part.rfind(field); f != std::string::npos)
+        part.erase(f);
+    out += (out.empty() ? "" : "; ") + part;
+    from = to + 2;
+  }
+  return out;
+}
+
 /** A value as profiles write it: 6 significant digits. */
 inline std::string profile_number(double v)
 {

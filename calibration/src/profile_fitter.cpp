@@ -139,6 +139,63 @@ void merge_host_types(const std::vector<std::string>& types, std::map<std::strin
   }
 }
 
+/** A CPU configuration that traces of one host type were measured on: the core (core_of the
+ *  cpu_id, which traces before 2026-12-06 lack: "") and the ISA extensions they list. */
+struct Configuration {
+  std::string core, isa;
+  std::vector<std::string> traces;
+  std::string describe() const
+  {
+    return (core.empty() ? "core not recorded" : core) + "; isa: " + (isa.empty() ? "not recorded" : isa);
+  }
+};
+using TypeConfigurations = std::vector<std::pair<std::string, std::vector<Configuration>>>; // by host type
+
+/** Adds trace `path` to its host type's configurations: one whose ISA is the same and whose
+ *  core is too, where both record it; else a new one. A trace that records neither is left out. */
+void add_configuration(TypeConfigurations& configs, const std::string& match, const Trace& t, const std::string& path)
+{
+  const auto attr = [&t](const char* key) { return t.attributes.count(key) ? t.attributes.at(key) : std::string(); };
+  const std::string core = core_of(attr("cpu_id")), isa = attr("isa");
+  if (core.empty() && isa.empty())
+    return;
+  auto type = std::find_if(configs.begin(), configs.end(), [&](const auto& c) { return c.first == match; });
+  if (type == configs.end())
+    type = configs.insert(configs.end(), {match, {}});
+  for (auto& c : type->second)
+    if (c.isa == isa && (c.core == core || c.core.empty() || core.empty())) {
+      if (c.core.empty())
+        c.core = core;
+      c.traces.push_back(path);
+      return;
+    }
+  type->second.push_back({core, isa, {path}});
+}
+
+/** A note for each host type whose traces name more than one CPU configuration: a profile of
+ *  two machines (a quiet host's DGEMM beside a busy host's ping-pong, a node of another type
+ *  in a pool). */
+void note_mixed_configurations(const TypeConfigurations& configs, ProfileParts& out)
+{
+  for (const auto& [match, list] : configs) {
+    if (list.size() < 2)
+      continue;
+    nlohmann::ordered_json entry{{"match", match}, {"configurations", nlohmann::ordered_json::array()}};
+    std::string described;
+    for (const auto& c : list) {
+      entry["configurations"].push_back({{"core", c.core}, {"isa", c.isa}, {"traces", c.traces}});
+      std::string names;
+      for (const auto& p : c.traces)
+        names += (names.empty() ? "" : ", ") + p;
+      described += (described.empty() ? "" : " | ") + c.describe() + " (" + names + ")";
+    }
+    entry["note"] = "the traces come from " + std::to_string(list.size()) + " CPU configurations: " + described +
+                    "; the profile describes a machine none of them is. Expected the traces of one configuration "
+                    "(measured in one sitting), or each its own --hosts REGEX";
+    out.quality["configurations"].push_back(entry);
+  }
+}
+
 } // namespace
 
 nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const FitOptions& options)
@@ -155,6 +212,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
   // Every host type's own rates and quality, in order of appearance.
   std::vector<std::string> types;
   std::map<std::string, nlohmann::ordered_json> type_rates, type_quality;
+  TypeConfigurations configs; // the CPU configurations each host type's traces name
   for (std::size_t pi = 0; pi < paths.size(); pi++) {
     const std::string& path = paths[pi];
     const std::string match =
@@ -171,6 +229,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
       type_quality[match] = nlohmann::ordered_json::object();
     }
     TypeSamples& ts = samples[match]; // this trace's host type
+    add_configuration(configs, match, t, path);
     if (host.empty() && t.attributes.count("host"))
       host = t.attributes.at("host");
     meta["machines"].push_back(t.attributes);
@@ -223,6 +282,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
       add_stencil_rates(pool_stencil_fits(samples[match].stencils), out.hosts, type_rates[match], type_quality[match]);
   merge_host_types(types, type_rates, type_quality, out);
   networks.write(options, out);
+  note_mixed_configurations(configs, out);
   if (!ignored.empty()) { // a misspelt group would otherwise go unseen
     std::string list;
     for (const auto& g : ignored)
