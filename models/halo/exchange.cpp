@@ -76,6 +76,21 @@ void Exchange::pause(double seconds) const
     sg4::this_actor::sleep_for(seconds);
 }
 
+namespace {
+/** Lane actors alive at once, all agents together, at most. Each has a stack of its own: two
+ *  memory mappings with its guard page, of the 65,530 Linux allows a process by default. */
+constexpr std::size_t kLaneActors = 12288;
+
+/** The transfers a lane takes: `per_actor`, or more where an agent's share of kLaneActors
+ *  would not hold its lanes (`transfers`: its transfers, each counted once per lane it holds a
+ *  place in at one time). */
+std::size_t lane_size(std::size_t per_actor, std::size_t transfers, std::size_t agents)
+{
+  const std::size_t lanes = std::max<std::size_t>(kLaneActors / std::max<std::size_t>(agents, 1), 1);
+  return std::max(per_actor, (transfers + lanes - 1) / lanes);
+}
+} // namespace
+
 void Exchange::start(simcore::SimContext& ctx)
 {
   ctx_ = &ctx;
@@ -152,7 +167,7 @@ void Exchange::start(simcore::SimContext& ctx)
       for (std::size_t ti : post_order_[a])
         if (!plan_.transfers[ti].intra && plan_.transfers[ti].protocol == Protocol::Eager)
           out.push_back(ti);
-      const std::size_t per_lane = s_.transfers_per_actor;
+      const std::size_t per_lane = lane_size(s_.transfers_per_actor, in.size() + out.size(), agents);
       auto split = [&](const std::vector<std::size_t>& transfers, std::vector<Lane>& lanes, bool sends) {
         if (transfers.size() <= per_lane)
           return;
@@ -176,6 +191,38 @@ void Exchange::start(simcore::SimContext& ctx)
       const std::size_t kept = (receive_lanes_[a].empty() ? in.size() : 0) + (send_lanes_[a].empty() ? out.size() : 0);
       agent_activities_[a] = static_cast<std::int64_t>(3 * plan_.out[a].size() + 3 * kept + receive_lanes_[a].size() +
                                                        send_lanes_[a].size() + 4);
+    }
+  // SMPI mode has the same cost per message (every message is a transfer of its own): an
+  // agent with more receives, or more sends, than `transfers_per_actor` hands them to lanes of
+  // consecutive messages, in its posting order.
+  smpi_lanes_.assign(agents, {});
+  smpi_eager_out_.assign(agents, {});
+  if (s_.mode == Mode::Smpi)
+    for (std::size_t a = 0; a < agents; a++) {
+      auto messages_of = [&](const std::vector<std::size_t>& transfers) {
+        std::vector<std::size_t> messages;
+        for (std::size_t ti : transfers)
+          messages.insert(messages.end(), static_cast<std::size_t>(plan_.transfers[ti].messages), ti);
+        return messages;
+      };
+      const auto in = messages_of(plan_.in[a]), out = messages_of(plan_.out[a]);
+      // A lane of eager sends outlives its iteration until they are in: up to two a transfer.
+      const std::size_t per_lane = lane_size(s_.transfers_per_actor, in.size() + 2 * out.size(), agents);
+      auto split = [&](const std::vector<std::size_t>& messages, bool sends) {
+        if (messages.size() <= per_lane)
+          return;
+        for (std::size_t i = 0; i < messages.size(); i++) {
+          if (i % per_lane == 0)
+            smpi_lanes_[a].push_back({{}, sends, false});
+          SmpiLane& lane = smpi_lanes_[a].back();
+          lane.messages.push_back(messages[i]);
+          lane.rendezvous = lane.rendezvous || (sends && !smpi_eager(plan_.transfers[messages[i]]));
+        }
+      };
+      split(in, false);
+      split(out, true);
+      if (!smpi_lanes_[a].empty())
+        lanes_done_[a] = sg4::Semaphore::create(0);
     }
   for (std::size_t a = 0; a < agents; a++) {
     const std::string name = s_.granularity == Granularity::Node ? "node-" + plan_.host[a]->get_name()
@@ -243,36 +290,81 @@ void Exchange::run_agent(std::size_t a, std::int64_t first)
     return;
   }
   end_[a] = sg4::Engine::get_clock();
+  // Its last eager sends may still be in flight: an actor that ends cancels what it started.
+  sg4::Comm::wait_all(smpi_eager_out_[a]);
 }
 
 /* SMPI's view of MPI_Irecv/MPI_Isend/MPI_Waitall: every message is one network transfer that
- * starts once both sides posted it; sends up to the eager limit are detached. */
+ * starts once both sides posted it; sends up to the eager limit are detached (MPI_Waitall does
+ * not wait for them). Receives are posted first, then sends in neighbour order; lanes, where
+ * the agent has them, post theirs in the same order at the same time. */
 void Exchange::exchange_smpi(std::size_t a)
 {
+  auto& eager_out = smpi_eager_out_[a];
+  eager_out.erase(std::remove_if(eager_out.begin(), eager_out.end(), [](const sg4::CommPtr& c) { return c->test(); }),
+                  eager_out.end());
+  const auto& lanes = smpi_lanes_[a];
+  bool lanes_in = false, lanes_out = false;
+  std::size_t waited_lanes = 0;
+  for (std::size_t k = 0; k < lanes.size(); k++) {
+    (lanes[k].sends ? lanes_out : lanes_in) = true;
+    if (!lanes[k].sends || lanes[k].rendezvous)
+      waited_lanes++;
+    ctx_->create_actor(agent_name_[a] + "-smpi-" + std::to_string(k), plan_.host[a],
+                       [this, a, k] { run_smpi_lane(a, k); });
+  }
   std::vector<sg4::CommPtr> comms;
   std::vector<void*> sinks;
-  std::size_t incoming = 0;
-  for (std::size_t ti : plan_.in[a])
-    incoming += static_cast<std::size_t>(plan_.transfers[ti].messages);
-  sinks.resize(incoming);
-  std::size_t k = 0;
-  for (std::size_t ti : plan_.in[a])
-    for (std::int64_t m = 0; m < plan_.transfers[ti].messages; m++)
-      comms.push_back(channels_[ti].data->get_async<void>(&sinks[k++]));
-  for (std::size_t ti : plan_.out[a]) {
-    const Transfer& t = plan_.transfers[ti];
-    const double each = t.total / static_cast<double>(t.messages);
-    for (std::int64_t m = 0; m < t.messages; m++) {
-      auto c = channels_[ti].data->put_init(&g_payload, static_cast<std::uint64_t>(each));
-      if (each <= s_.protocols.inter_eager_limit) {
-        c->detach();
-      } else {
-        c->start();
-        comms.push_back(c);
-      }
-    }
+  if (!lanes_in) {
+    std::size_t incoming = 0;
+    for (std::size_t ti : plan_.in[a])
+      incoming += static_cast<std::size_t>(plan_.transfers[ti].messages);
+    sinks.resize(incoming);
+    std::size_t k = 0;
+    for (std::size_t ti : plan_.in[a])
+      for (std::int64_t m = 0; m < plan_.transfers[ti].messages; m++)
+        comms.push_back(channels_[ti].data->get_async<void>(&sinks[k++]));
   }
+  if (!lanes_out)
+    for (std::size_t ti : plan_.out[a])
+      for (std::int64_t m = 0; m < plan_.transfers[ti].messages; m++)
+        (smpi_eager(plan_.transfers[ti]) ? eager_out : comms).push_back(smpi_send(ti));
   sg4::Comm::wait_all(comms);
+  for (std::size_t k = 0; k < waited_lanes; k++)
+    lanes_done_[a]->acquire();
+}
+
+bool Exchange::smpi_eager(const Transfer& t) const
+{
+  return t.total / static_cast<double>(t.messages) <= s_.protocols.inter_eager_limit;
+}
+
+sg4::CommPtr Exchange::smpi_send(std::size_t ti)
+{
+  const Transfer& t = plan_.transfers[ti];
+  auto c = channels_[ti].data->put_init(&g_payload, static_cast<std::uint64_t>(t.total / static_cast<double>(t.messages)));
+  c->start();
+  return c;
+}
+
+/* An SMPI lane: its receives, or its sends, then its agent's release once those its agent
+ * waits for are done; a lane of sends then waits for its eager ones (detached for its agent). */
+void Exchange::run_smpi_lane(std::size_t a, std::size_t lane)
+{
+  const SmpiLane& l = smpi_lanes_[a][lane];
+  std::vector<sg4::CommPtr> waited, eager;
+  std::vector<void*> sinks(l.sends ? 0 : l.messages.size());
+  for (std::size_t i = 0; i < l.messages.size(); i++) {
+    const std::size_t ti = l.messages[i];
+    if (!l.sends)
+      waited.push_back(channels_[ti].data->get_async<void>(&sinks[i]));
+    else
+      (smpi_eager(plan_.transfers[ti]) ? eager : waited).push_back(smpi_send(ti));
+  }
+  sg4::Comm::wait_all(waited);
+  if (!l.sends || l.rendezvous)
+    lanes_done_[a]->release();
+  sg4::Comm::wait_all(eager);
 }
 
 /* The network side of the detailed exchange: every transfer progresses on its own, as an MPI

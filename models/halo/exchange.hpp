@@ -49,6 +49,16 @@ private:
   };
   void run_receive_lane(std::size_t agent, std::size_t lane);
   void run_send_lane(std::size_t agent, std::size_t lane);
+  /** SMPI mode: messages of an agent that another of its actors posts and waits for, one
+   *  entry per message (its transfer). */
+  struct SmpiLane {
+    std::vector<std::size_t> messages;
+    bool sends = false;
+    bool rendezvous = false; ///< sends: one of them is past the eager limit (its agent waits for it)
+  };
+  void run_smpi_lane(std::size_t agent, std::size_t lane);
+  bool smpi_eager(const Transfer& t) const;           ///< SMPI mode: its messages are detached sends
+  simgrid::s4u::CommPtr smpi_send(std::size_t transfer); ///< SMPI mode: one message of it, started
   /** Iterations [first, ...) of an agent: a bounded number of them, then a successor actor
    *  takes the rest (see exchange.cpp). */
   void run_agent(std::size_t agent, std::int64_t first);
@@ -82,6 +92,11 @@ private:
   /** Per agent with lanes: released once per receive lane when the agent is done posting (it
    *  progresses nothing before), and by each lane once it is done. */
   std::vector<simgrid::s4u::SemaphorePtr> lanes_posted_, lanes_done_;
+  std::vector<std::vector<SmpiLane>> smpi_lanes_; ///< per agent: none up to Setup::transfers_per_actor messages
+  /** SMPI mode, per agent without lanes: its eager sends in flight. SMPI detaches them, but
+   *  SimGrid 3.32 keeps every detached communication in one list for the whole simulation
+   *  and walks it each time one ends; the agent keeps them instead and lets them go once done. */
+  std::vector<std::vector<simgrid::s4u::CommPtr>> smpi_eager_out_;
   std::vector<std::int64_t> posts_; ///< per transfer: how many times it was posted (its next iteration)
   double precision_ = 1e-9;         ///< SimGrid's timing precision (surf/precision)
   std::vector<double> copier_from_; ///< rank granularity, per agent: when its copier may start (done posting)

@@ -284,9 +284,9 @@ simcore::ModelInfo make_info()
                                 "rank: one actor per rank; node: one per node, traffic aggregated per node "
                                 "pair and protocol (fast, for thousands of ranks)"),
               ParamSpec::integer("transfers_per_actor", 32,
-                                 "detailed mode: network transfers one actor of an agent posts and progresses at "
-                                 "most; an agent with more hands them to actors of its own this many each "
-                                 "(simulation speed only: results are the same up to rounding)")
+                                 "network transfers (SMPI mode: messages) one actor of an agent posts and "
+                                 "progresses at most; an agent with more hands them to actors of its own this many "
+                                 "each (simulation speed only: results are the same up to rounding)")
                   .within(1, 1e9),
           },
           [] { return std::make_unique<HaloModel>(); }};

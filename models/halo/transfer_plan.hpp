@@ -35,7 +35,7 @@ struct Setup {
   Policy policy = Policy::Static;
   Mode mode = Mode::Detailed;
   Granularity granularity = Granularity::Rank;
-  std::size_t transfers_per_actor = 32; ///< detailed mode: network transfers per actor (see exchange.cpp)
+  std::size_t transfers_per_actor = 32; ///< network transfers (SMPI mode: messages) per actor (see exchange.cpp)
   std::vector<simgrid::s4u::Host*> host_of_rank;
   /** Detailed mode: a rank's time between posting one eager message and the next: the
    *  scenario's (`fixed_message_gap` to other ranks, `fixed_self_gap` to itself), else the

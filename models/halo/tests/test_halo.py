@@ -8,15 +8,16 @@ import simcore
 
 HERE = pathlib.Path(__file__).resolve().parent
 TWO_NODES = HERE / "data" / "two_nodes.xml"
+ONE_SLOW_DIRECTION = HERE / "data" / "one_slow_direction.xml"
 L, B, M = 20e-6, 1e9, 10e9  # route latency and bandwidth; memory bus
 CTRL = 64
 
 
-def scenario(tmp_path, latency_factor=1, **params):
+def scenario(tmp_path, latency_factor=1, platform=TWO_NODES, **params):
     p = dict(ranks=2, procs="2,1,1", local_cells="1,10,10", periodic="false", variables=1, iterations=1,
              flops_per_cell=0, ranks_per_node=1, memory_bandwidth="10GBps")
     p.update(params)
-    lines = ['<?xml version="1.0"?>', '<scenario model="halo" seed="1">', '  <platform file="%s"/>' % TWO_NODES]
+    lines = ['<?xml version="1.0"?>', '<scenario model="halo" seed="1">', '  <platform file="%s"/>' % platform]
     lines += ['  <param name="%s" value="%s"/>' % (k, v) for k, v in p.items()]
     lines += ['  <config name="network/latency-factor" value="%s"/>' % latency_factor,
               '  <config name="network/bandwidth-factor" value="1"/>',
@@ -299,6 +300,50 @@ def test_lanes_change_no_result(tmp_path, case):
     assert lanes.keys() == one.keys()
     for k, v in one.items():
         assert lanes[k] == pytest.approx(v, rel=1e-9, abs=1e-18), k
+
+
+SMPI_LANE_CASES = {
+    "eager": dict(),
+    "rendezvous": dict(local_cells="96,96,96", variables=2, stencil="7-point"),
+    "eager-and-rendezvous": dict(local_cells="16,96,96", variables=2),
+    "open-ends": dict(periodic="false"),
+}
+
+
+@pytest.mark.parametrize("case", SMPI_LANE_CASES.values(), ids=SMPI_LANE_CASES.keys())
+def test_smpi_lanes_change_no_result(tmp_path, case):
+    """In SMPI mode an agent with more receives or sends than `transfers_per_actor` messages
+    hands them to lanes too: two messages a lane (every agent has lanes: 26 neighbours, 5
+    variables each, or 2 past the eager limit) against none, every metric the same up to
+    rounding."""
+    common = dict(ranks=32, procs="4,4,2", local_cells="8,8,8", ranks_per_node=16, periodic="true",
+                  stencil="27-point", variables=5, bundled="false", iterations=3, mode="smpi")
+    common.update(case)
+    one = scenario(tmp_path, **common, transfers_per_actor=1000000).run().metrics
+    lanes = scenario(tmp_path, **common, transfers_per_actor=2).run().metrics
+    assert one["inter_bytes_per_iteration"] > 0
+    assert ("inter_rendezvous_messages" in one) == ("96" in common["local_cells"])
+    assert lanes.keys() == one.keys()
+    for k, v in one.items():
+        assert lanes[k] == pytest.approx(v, rel=1e-9, abs=1e-18), k
+
+
+@pytest.mark.parametrize("transfers_per_actor", [32, 1])
+def test_smpi_eager_sends_outlive_a_sender_that_is_done(tmp_path, transfers_per_actor):
+    """SMPI detaches eager sends: a rank is done with an iteration once its receives are in,
+    its own messages may still be on their way. Rank 0 sends over a 1 MBps link and receives
+    over a 1 GBps one: it ends its last iteration while its three messages are still in
+    flight, and they still arrive (n x (L + 3 S / 1 MBps)); with its agent or its lanes
+    (one message a lane) holding them."""
+    n, lat, size = 4, 10e-6, 800
+    slow, fast = lat + 3 * size / 1e6, lat + 3 * size / 1e9
+    res = scenario(tmp_path, platform=ONE_SLOW_DIRECTION, mode="smpi", variables=3, bundled="false",
+                   iterations=n, transfers_per_actor=transfers_per_actor).run()
+    assert res.metrics["makespan"] == pytest.approx(n * slow, rel=1e-12)
+    # Rank 1 waits for rank 0's messages every iteration; rank 0 for rank 1's, sent once rank
+    # 1 is done with the previous one, and the first at once.
+    rank0, rank1 = (n - 1) * slow + fast, n * slow
+    assert res.metrics["communication_time_mean"] == pytest.approx((rank0 + rank1) / (2 * n), rel=1e-12)
 
 
 @pytest.mark.parametrize("bus", ["5GBps", "2GBps"])
