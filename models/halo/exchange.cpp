@@ -297,7 +297,7 @@ void Exchange::run_agent(std::size_t a, std::int64_t first)
 /* SMPI's view of MPI_Irecv/MPI_Isend/MPI_Waitall: every message is one network transfer that
  * starts once both sides posted it; sends up to the eager limit are detached (MPI_Waitall does
  * not wait for them). Receives are posted first, then sends in neighbour order; lanes, where
- * the agent has them, post theirs in the same order at the same time. */
+ * the agent has them, post theirs at the same simulated time, in that order within each. */
 void Exchange::exchange_smpi(std::size_t a)
 {
   auto& eager_out = smpi_eager_out_[a];
