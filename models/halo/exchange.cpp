@@ -295,7 +295,7 @@ void Exchange::run_agent(std::size_t a, std::int64_t first)
 }
 
 /* SMPI's view of MPI_Irecv/MPI_Isend/MPI_Waitall: every message is one network transfer that
- * starts once both sides posted it; sends up to the eager limit are detached (MPI_Waitall does
+ * starts once both sides posted it; sends below the eager limit are detached (MPI_Waitall does
  * not wait for them). Receives are posted first, then sends in neighbour order; lanes, where
  * the agent has them, post theirs at the same simulated time, in that order within each. */
 void Exchange::exchange_smpi(std::size_t a)
@@ -334,15 +334,21 @@ void Exchange::exchange_smpi(std::size_t a)
     lanes_done_[a]->acquire();
 }
 
+/* SMPI detaches a send below its threshold (`smpi/send-is-detached-thresh`, whose default the
+ * model's inter_eager_limit shares), compared with the message's own size. */
 bool Exchange::smpi_eager(const Transfer& t) const
 {
-  return t.total / static_cast<double>(t.messages) <= s_.protocols.inter_eager_limit;
+  return t.total / static_cast<double>(t.messages) < s_.protocols.inter_eager_limit;
 }
 
+/* SMPI puts on the network each message's bytes and an envelope of 16 bytes (tag, source,
+ * communicator), so a corner of 8 bytes costs three times its size in bandwidth. */
 sg4::CommPtr Exchange::smpi_send(std::size_t ti)
 {
+  constexpr std::uint64_t kSmpiEnvelope = 16;
   const Transfer& t = plan_.transfers[ti];
-  auto c = channels_[ti].data->put_init(&g_payload, static_cast<std::uint64_t>(t.total / static_cast<double>(t.messages)));
+  const auto bytes = static_cast<std::uint64_t>(t.total / static_cast<double>(t.messages));
+  auto c = channels_[ti].data->put_init(&g_payload, bytes + kSmpiEnvelope);
   c->start();
   return c;
 }

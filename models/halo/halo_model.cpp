@@ -240,7 +240,8 @@ simcore::ModelInfo make_info()
                   .at_least(0),
               ParamSpec::quantity("inter_eager_limit", ParamType::Size, "64KiB",
                                   "inter-node: larger messages use rendezvous (Open MPI btl_tcp_eager_limit; detailed mode: "
-                                  "else below the profile's 'network_protocol_switch_inter_node')")
+                                  "else below the profile's 'network_protocol_switch_inter_node'; smpi mode: "
+                                  "smaller messages are detached sends, as smpi/send-is-detached-thresh)")
                   .at_least(0),
               ParamSpec::quantity("intra_eager_limit", ParamType::Size, "4KiB",
                                   "intra-node: larger messages use a single copy (Open MPI btl_vader_eager_limit; detailed "

@@ -170,12 +170,34 @@ def test_node_granularity_matches_rank_granularity_on_a_symmetric_case(tmp_path)
     assert node.metrics["makespan"] == pytest.approx(rank.metrics["makespan"], rel=0.1)
 
 
+SMPI_ENVELOPE = 16  # B: SMPI sends every message with its tag, source and communicator
+
+
 def test_smpi_mode_is_one_transfer_per_message(tmp_path):
-    # SMPI's view: the 800 B face is one transfer, no protocol steps and no memory bus.
+    # SMPI's view: the 800 B face is one transfer of the face and SMPI's envelope, no protocol
+    # steps and no memory bus.
     res = scenario(tmp_path, mode="smpi").run()
-    assert res.metrics["makespan"] == pytest.approx(L + 800 / B, rel=1e-12)
+    assert res.metrics["makespan"] == pytest.approx(L + (800 + SMPI_ENVELOPE) / B, rel=1e-12)
     big = scenario(tmp_path, mode="smpi", local_cells="1,100,100").run()
-    assert big.metrics["makespan"] == pytest.approx(L + 80000 / B, rel=1e-12)
+    assert big.metrics["makespan"] == pytest.approx(L + (80000 + SMPI_ENVELOPE) / B, rel=1e-12)
+    # One envelope a message: five variables unbundled are five transfers sharing the link.
+    many = scenario(tmp_path, mode="smpi", variables=5, bundled="false").run()
+    assert many.metrics["makespan"] == pytest.approx(L + 5 * (800 + SMPI_ENVELOPE) / B, rel=1e-12)
+
+
+@pytest.mark.parametrize("face, detached", [(65535, True), (65536, False)])
+def test_smpi_mode_detaches_sends_below_the_threshold(tmp_path, face, detached):
+    """SMPI detaches a send strictly below `smpi/send-is-detached-thresh` (64 KiB): rank 0, whose
+    own message crosses a 1 MBps link and whose neighbour's comes over a 1 GBps one, is done once
+    its receive is in where its send is detached, and waits for its send where it is not. One
+    cell a face, of one element of `face` bytes."""
+    lat = 10e-6
+    slow, fast = lat + (face + SMPI_ENVELOPE) / 1e6, lat + (face + SMPI_ENVELOPE) / 1e9
+    res = scenario(tmp_path, platform=ONE_SLOW_DIRECTION, mode="smpi", local_cells="1,1,1",
+                   element_size=f"{face}B").run()
+    assert res.metrics["makespan"] == pytest.approx(slow, rel=1e-12)
+    rank0 = fast if detached else slow
+    assert res.metrics["communication_time_mean"] == pytest.approx((rank0 + slow) / 2, rel=1e-12)
 
 
 def test_classes_table_names_the_protocol_per_class(tmp_path):
@@ -333,9 +355,9 @@ def test_smpi_eager_sends_outlive_a_sender_that_is_done(tmp_path, transfers_per_
     """SMPI detaches eager sends: a rank is done with an iteration once its receives are in,
     its own messages may still be on their way. Rank 0 sends over a 1 MBps link and receives
     over a 1 GBps one: it ends its last iteration while its three messages are still in
-    flight, and they still arrive (n x (L + 3 S / 1 MBps)); with its agent or its lanes
-    (one message a lane) holding them."""
-    n, lat, size = 4, 10e-6, 800
+    flight, and they still arrive (n x (L + 3 S / 1 MBps), S with SMPI's envelope); with its
+    agent or its lanes (one message a lane) holding them."""
+    n, lat, size = 4, 10e-6, 800 + SMPI_ENVELOPE
     slow, fast = lat + 3 * size / 1e6, lat + 3 * size / 1e9
     res = scenario(tmp_path, platform=ONE_SLOW_DIRECTION, mode="smpi", variables=3, bundled="false",
                    iterations=n, transfers_per_actor=transfers_per_actor).run()

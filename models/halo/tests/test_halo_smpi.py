@@ -18,10 +18,13 @@ needs_smpi = pytest.mark.skipif(shutil.which("smpirun") is None or not (BUILD / 
 
 
 @needs_smpi
-@pytest.mark.parametrize("case", compare_smpi.SMALL, ids=lambda c: "%s-%dr-%dpn-%d^3-%dv-%dpt" % (c[0][:5], *c[2:]))
-def test_smpi_mode_within_5_percent_of_smpi(case):
+@pytest.mark.parametrize("case", compare_smpi.SMALL, ids=lambda c: "%s-%dr-%dpn-%d^3-%dv-%dpt%s" % (c[0][:5], *c[2:7], "" if c[7] else "-unbundled"))
+def test_smpi_mode_equals_smpi(case):
+    """Every message with SMPI's envelope, detached below SMPI's threshold, on SMPI's network
+    model: the same communication time as SMPI to the last printed digit (0.2 to 10 % off
+    before the envelope was counted, with unbundled variables)."""
     smpi, equivalent, detailed = compare_smpi.compare(case, BUILD)
-    assert equivalent == pytest.approx(smpi, rel=0.05)
+    assert equivalent == pytest.approx(smpi, rel=1e-9)
     assert detailed > 0
 
 
@@ -54,3 +57,16 @@ def test_native_mpi_program_runs_with_the_model_decomposition():
     assert out["ranks"] == 4 and out["procs"] == [2, 2, 1]  # MPI_Dims_create, as the model's balanced grid
     assert len(out["per_iteration_max"]) == 3
     assert 0 < out["communication_time_mean"] <= out["communication_time_max"]
+
+
+@needs_smpi
+def test_smpi_mode_equals_smpi_once_ranks_start_together():
+    """216 ranks on the fat tree, 8 a node, 27-point: after SMPI's MPI_Barrier the ranks start
+    their iterations at different times, the model starts them together, and the flows that
+    contend then differ (0.69 % apart). Started together (no barrier, no warm-up), SMPI mode
+    is SMPI's time again."""
+    case = next(c for c in compare_smpi.CASES if c[0] == "fat_tree.xml" and c[2] == 216)
+    apart = compare_smpi.compare(case, BUILD)
+    assert abs(apart[1] - apart[0]) > 1e-3 * apart[0]
+    together = compare_smpi.compare(case, BUILD, barrier=False)
+    assert together[1] == pytest.approx(together[0], rel=1e-9)
