@@ -5,10 +5,15 @@
  *   halo_mpi [--cells X,Y,Z | --local X,Y,Z] [--procs X,Y,Z] [--stencil 7|27] [--width W]
  *            [--variables V] [--element-size B] [--bundled 0|1] [--periodic 0|1]
  *            [--iterations N] [--warmup N] [--barrier 0|1]
+ *            [--flops-per-cell F] [--overlap 0|1]     (the last two under SMPI only)
  *
  * Prints one JSON object on rank 0: per-iteration communication time (max over ranks of the
  * time from the first Isend to the end of Waitall), mean and max over iterations. With
- * --barrier 0 the ranks start without MPI_Barrier: under SMPI all at time 0, as the model's. */
+ * --barrier 0 the ranks start without MPI_Barrier: under SMPI all at time 0, as the model's.
+ * Under SMPI, --flops-per-cell adds each iteration's computation (smpi_execute_flops): all of
+ * it before the exchange, or with --overlap 1 the interior cells during the exchange and the
+ * cells within the halo width of a face after it, as the model does. The JSON then has the
+ * time per iteration too (max over ranks of the loop's time, over iterations). */
 #include "../halo_geometry.hpp"
 
 #include <mpi.h>
@@ -60,6 +65,26 @@ long parse_int(const std::string& flag, const char* text, long lo)
   return v;
 }
 
+double parse_flops(const std::string& flag, const char* text)
+{
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(v >= 0) || v > 1e30)
+    usage(flag + " expects a number of flops >= 0, got '" + text + "'");
+  return v;
+}
+
+/* The iteration's computation, simulated: SMPI charges the flops at the rank's host speed. */
+void compute(double flops)
+{
+#ifdef SMPI_SHARED_MALLOC
+  if (flops > 0)
+    smpi_execute_flops(flops);
+#else
+  (void)flops;
+#endif
+}
+
 int direction_index(const std::array<int, 3>& o) { return (o[0] + 1) * 9 + (o[1] + 1) * 3 + (o[2] + 1); }
 
 } // namespace
@@ -75,7 +100,8 @@ int main(int argc, char** argv)
   halo::HaloSpec spec;
   spec.variables = 5;
   halo::Ext local{16, 16, 16}, cells{0, 0, 0}, procs{0, 0, 0};
-  bool bundled = true, periodic = true, barrier = true;
+  bool bundled = true, periodic = true, barrier = true, overlap = false;
+  double flops_per_cell = 0;
   long iterations = 10, warmup = 1;
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
@@ -94,6 +120,8 @@ int main(int argc, char** argv)
     else if (a == "--iterations") iterations = parse_int(a, v, 1);
     else if (a == "--warmup") warmup = parse_int(a, v, 0);
     else if (a == "--barrier") barrier = parse_int(a, v, 0) != 0;
+    else if (a == "--flops-per-cell") flops_per_cell = parse_flops(a, v);
+    else if (a == "--overlap") overlap = parse_int(a, v, 0) != 0;
     else usage("unknown option " + a);
   }
   if (procs[0] == 0) {
@@ -110,6 +138,18 @@ int main(int argc, char** argv)
   const std::string problem = halo::check_decomposition(grid, spec);
   if (!problem.empty())
     usage(problem);
+#ifndef SMPI_SHARED_MALLOC
+  if (flops_per_cell > 0 || overlap)
+    usage("--flops-per-cell and --overlap simulate the computation: they need the smpicxx build under smpirun");
+#endif
+  // This rank's computation: all its cells, and those at least the halo width from every face.
+  const halo::Ext ext = grid.local_extent(rank);
+  double own = 1, inner = 1;
+  for (int d = 0; d < 3; d++) {
+    own *= static_cast<double>(ext[d]);
+    inner *= static_cast<double>(std::max<std::int64_t>(ext[d] - 2 * spec.width, 0));
+  }
+  const double flops = own * flops_per_cell, interior_flops = overlap ? inner * flops_per_cell : 0;
 
   // One send and one receive buffer per message; the contents do not matter to the timing.
   const auto nb = halo::neighbours(grid, spec, rank);
@@ -150,7 +190,11 @@ int main(int argc, char** argv)
   std::vector<double> comm(static_cast<std::size_t>(iterations), 0);
   if (barrier)
     MPI_Barrier(MPI_COMM_WORLD);
+  double first = 0;
   for (long it = -warmup; it < iterations; it++) {
+    if (it == 0)
+      first = MPI_Wtime();
+    compute(flops - interior_flops);
     const double t0 = MPI_Wtime();
     for (std::size_t i = 0; i < msgs.size(); i++)
       MPI_Irecv(msgs[i].in, static_cast<int>(msgs[i].in_bytes), MPI_BYTE, msgs[i].peer,
@@ -158,10 +202,14 @@ int main(int argc, char** argv)
     for (std::size_t i = 0; i < msgs.size(); i++)
       MPI_Isend(msgs[i].out, static_cast<int>(msgs[i].out_bytes), MPI_BYTE, msgs[i].peer,
                 msgs[i].send_tag, MPI_COMM_WORLD, &reqs[msgs.size() + i]);
+    compute(interior_flops); // overlap: the interior, while the messages move
     MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
     if (it >= 0)
       comm[static_cast<std::size_t>(it)] = MPI_Wtime() - t0;
   }
+  const double loop = (MPI_Wtime() - first) / static_cast<double>(iterations);
+  double loop_max = 0;
+  MPI_Reduce(&loop, &loop_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   std::vector<double> max_comm(comm.size()), sum_comm(comm.size());
   MPI_Reduce(comm.data(), max_comm.data(), static_cast<int>(comm.size()), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   MPI_Reduce(comm.data(), sum_comm.data(), static_cast<int>(comm.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -172,8 +220,9 @@ int main(int argc, char** argv)
       mean_of_mean += sum_comm[i] / size;
     }
     std::printf("{\"ranks\": %d, \"procs\": [%ld, %ld, %ld], \"iterations\": %ld, "
-                "\"communication_time_max\": %.12g, \"communication_time_mean\": %.12g, \"per_iteration_max\": [",
-                size, procs[0], procs[1], procs[2], iterations, mean_of_max / static_cast<double>(iterations),
+                "\"iteration_time_max\": %.12g, \"communication_time_max\": %.12g, \"communication_time_mean\": %.12g, "
+                "\"per_iteration_max\": [",
+                size, procs[0], procs[1], procs[2], iterations, loop_max, mean_of_max / static_cast<double>(iterations),
                 mean_of_mean / static_cast<double>(iterations));
     for (std::size_t i = 0; i < comm.size(); i++)
       std::printf("%s%.12g", i ? ", " : "", max_comm[i]);

@@ -70,3 +70,25 @@ def test_smpi_mode_equals_smpi_once_ranks_start_together():
     assert abs(apart[1] - apart[0]) > 1e-3 * apart[0]
     together = compare_smpi.compare(case, BUILD, barrier=False)
     assert together[1] == pytest.approx(together[0], rel=1e-9)
+
+
+@needs_smpi
+@pytest.mark.parametrize("case", [("small_cluster.xml", "c-", 8, 1, 32, 5, 7, True),
+                                  ("small_cluster.xml", "c-", 8, 4, 16, 8, 27, False)], ids=["7pt", "27pt-unbundled"])
+@pytest.mark.parametrize("flops_per_cell, overlap", [(10, False), (1000, True)], ids=["compute-first", "overlap"])
+def test_smpi_mode_iteration_with_computation_equals_smpi(case, flops_per_cell, overlap):
+    """The MPI program computes under SMPI (smpi_execute_flops at the host's 50 Gflop/s): all
+    of it before the exchange, or the interior during it and the cells within the halo width
+    of a face after it. Its time per iteration (ranks started together) is SMPI mode's, and
+    in closed form: the exchange then all cells' flops, or the interior hiding the exchange."""
+    smpi = compare_smpi.smpi_run(BUILD, *case, 3, barrier=False, flops_per_cell=flops_per_cell, overlap=overlap)
+    model = compare_smpi.model_run(BUILD, *case, 3, True, flops_per_cell=flops_per_cell, overlap=overlap)
+    assert model["iteration_time"] == pytest.approx(smpi["iteration_time_max"], rel=1e-9)
+    local = case[4]
+    compute = local ** 3 * flops_per_cell / 50e9
+    if overlap:
+        interior = (local - 2) ** 3 * flops_per_cell / 50e9
+        assert interior > model["communication_time_slowest"]  # the exchange is hidden
+        assert model["iteration_time"] == pytest.approx(compute, rel=1e-12)
+    else:
+        assert model["iteration_time"] == pytest.approx(model["communication_time_slowest"] + compute, rel=1e-12)

@@ -44,7 +44,9 @@ CASES = [
 SMALL = [c for c in CASES if c[2] <= 16]
 
 
-def smpi_time(build, platform, hosts, ranks, per_node, local, variables, stencil, bundled, iterations, barrier=True):
+def smpi_run(build, platform, hosts, ranks, per_node, local, variables, stencil, bundled, iterations, barrier=True,
+             flops_per_cell=0, overlap=False):
+    """The MPI program's JSON line under smpirun."""
     with tempfile.TemporaryDirectory() as tmp:
         hostfile = pathlib.Path(tmp) / "hosts"
         hostfile.write_text("".join(f"{hosts}{r // per_node}\n" for r in range(ranks)))
@@ -54,17 +56,24 @@ def smpi_time(build, platform, hosts, ranks, per_node, local, variables, stencil
                "--cfg=smpi/wtime:0",
                str(build / "bin" / "halo_mpi_smpi"), "--local", f"{local},{local},{local}", "--variables",
                str(variables), "--stencil", str(stencil), "--bundled", str(int(bundled)), "--iterations",
-               str(iterations), "--warmup", "2" if barrier else "0", "--barrier", str(int(barrier))]
+               str(iterations), "--warmup", "2" if barrier else "0", "--barrier", str(int(barrier)),
+               "--flops-per-cell", str(flops_per_cell), "--overlap", str(int(overlap))]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=tmp).stdout
-    return json.loads(out.strip().splitlines()[-1])["communication_time_max"]
+    return json.loads(out.strip().splitlines()[-1])
 
 
-def model_time(build, platform, hosts, ranks, per_node, local, variables, stencil, bundled, iterations,
-               smpi_mode):
+def smpi_time(build, *case_and_iterations, barrier=True):
+    return smpi_run(build, *case_and_iterations, barrier=barrier)["communication_time_max"]
+
+
+def model_run(build, platform, hosts, ranks, per_node, local, variables, stencil, bundled, iterations, smpi_mode,
+              flops_per_cell=0, overlap=False):
+    """The model's metrics for the same case."""
     with tempfile.TemporaryDirectory() as tmp:
         scenario = pathlib.Path(tmp) / "s.xml"
         params = dict(ranks=ranks, local_cells=f"{local},{local},{local}", variables=variables,
-                      stencil=f"{stencil}-point", bundled=str(bundled).lower(), iterations=iterations, flops_per_cell=0, ranks_per_node=per_node,
+                      stencil=f"{stencil}-point", bundled=str(bundled).lower(), iterations=iterations,
+                      flops_per_cell=flops_per_cell, overlap=str(overlap).lower(), ranks_per_node=per_node,
                       hosts=f"{hosts}.*")
         if smpi_mode:
             params["mode"] = "smpi"
@@ -78,11 +87,15 @@ def model_time(build, platform, hosts, ranks, per_node, local, variables, stenci
         scenario.write_text("\n".join(lines) + "\n")
         out = subprocess.run([str(build / "bin" / "simcore"), "run", str(scenario), "--quiet", "--json", "--out",
                               str(pathlib.Path(tmp) / "out")], capture_output=True, text=True, check=True).stdout
-    return json.loads(out)["metrics"]["communication_time_slowest"]
+    return json.loads(out)["metrics"]
+
+
+def model_time(build, *case_and_iterations_and_mode):
+    return model_run(build, *case_and_iterations_and_mode)["communication_time_slowest"]
 
 
 def compare(case, build, iterations=3, barrier=True):
-    smpi = smpi_time(build, *case, iterations, barrier)
+    smpi = smpi_time(build, *case, iterations, barrier=barrier)
     equivalent = model_time(build, *case, iterations, True)
     detailed = model_time(build, *case, iterations, False)
     return smpi, equivalent, detailed
