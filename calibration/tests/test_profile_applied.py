@@ -419,3 +419,28 @@ def test_one_cores_copy_rate_binds_alike_at_both_granularities_and_in_the_dynami
     dynamic = run_halo(tmp_path, "dynamic", {**two, "policy": "dynamic"}, metric=None)
     assert dynamic["makespan"] == static["makespan"] == pytest.approx(2e-6 + 400 * 400 * 8 / 10e9, rel=1e-9)
     assert "intra_eager_messages" not in dynamic
+
+
+def test_an_intra_node_fit_sets_the_single_copy_rate_in_detailed_mode(tmp_path):
+    """Two ranks of one node single-copy each other's 1.28 MB face at once. An intra-node
+    network fit measured such a copy (kernel-assisted, both ranks copying) at the loopback's
+    rate at that size: with a profile that has one (here a loopback of 4 GB/s, factors of 1,
+    no latency), a single copy goes no faster: 2 us + S / 4 GB/s, where the bus alone (20 GB/s
+    for both copies) gives 2 us + 2 S / 20 GB/s. 'bus' keeps the bus alone; 'route' takes the
+    loopback without a profile too (single_node.xml's, as configured)."""
+    face = 400 * 400 * 8.0
+    params = {"ranks_per_node": 2, "local_cells": "1,400,400", "periodic": "false", "variables": 1,
+              "iterations": 1, "flops_per_cell": 0}
+    fit = tmp_path / "fit.json"
+    fit.write_text(json.dumps({"schema": "simcore-profile/1",
+                               "simgrid_config": {"network/loopback-bw": "4e9", "network/loopback-lat": "0"},
+                               "network_factors": {"intra-node": {"latency": "0:1", "bandwidth": "0:1"}}}))
+    assert run_halo(tmp_path, "fit", params, fit) == pytest.approx(2e-6 + face / 4e9, rel=1e-9)
+    assert run_halo(tmp_path, "fit_node", {**params, "granularity": "node"}, fit) == \
+        pytest.approx(2e-6 + face / 4e9, rel=1e-9)
+    bus = 2e-6 + 2 * face / 20e9
+    assert run_halo(tmp_path, "fit_bus", {**params, "single_copy_rate": "bus"}, fit) == pytest.approx(bus, rel=1e-9)
+    assert run_halo(tmp_path, "none", params) == pytest.approx(bus, rel=1e-9)
+    slow = {**params, "single_copy_rate": "route"}
+    assert run_halo(tmp_path, "route", slow, extra=["--cfg=network/loopback-bw:5e9"]) == \
+        pytest.approx(2e-6 + face / (5e9 * 0.97), rel=1e-9)  # SimGrid's default bandwidth factor

@@ -120,6 +120,12 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
           ? p.get_double("single_copy_startup")
           : ctx.calibration().rate_or("network_latency_past_switch_intra_node", simcore::Quantity::Time,
                                       p.get_double("single_copy_startup"));
+  // The single copy's rate: where a profile carries an intra-node network fit, or where the
+  // scenario says so, no faster than the loopback at the message's size (with the fit: its
+  // rate there, a kernel-assisted copy's with both ranks copying).
+  const std::string single_rate = p.get_string("single_copy_rate");
+  s.protocols.single_copy_at_route_rate =
+      single_rate == "route" || (single_rate == "auto" && ctx.calibration().network_factors().has_intra_node());
   // The message gaps: the scenario's, else the profile's law by size and placement.
   s.message_gaps = ctx.calibration().message_gaps();
   if (p.given("message_gap"))
@@ -251,6 +257,11 @@ simcore::ModelInfo make_info()
                                   "set-up cost of a kernel-assisted single copy (CMA/XPMEM); unless given, the "
                                   "profile's 'network_latency_past_switch_intra_node', else 2us")
                   .at_least(0),
+              ParamSpec::choice("single_copy_rate", {"auto", "bus", "route"}, "auto",
+                                "detailed mode: a single copy between two ranks at the bus's and cached-copy rates "
+                                "('bus'), or also no faster than the node's loopback at its size ('route': with a "
+                                "profile, the intra-node network fit's rate at that size); 'auto': 'route' where the "
+                                "profile has an intra-node network fit, else 'bus'"),
               ParamSpec::quantity("message_gap", ParamType::Time, "0s",
                                   "detailed mode: a rank's time between posting one eager message to another "
                                   "rank and the next (each further message of an exchange); unless given, the "

@@ -33,6 +33,10 @@ struct Protocols {
   double intra_eager_limit = 4096;   ///< B: larger intra-node messages use a single copy
   Protocol inter_large = Protocol::Rendezvous;
   double single_copy_startup = 2e-6; ///< s per single copy (kernel-assisted set-up)
+  /** A single copy between two ranks goes no faster than the node's loopback route at its
+   *  size (with a profile: the intra-node fit's rate past the switch, a kernel-assisted copy's
+   *  measured rate), besides the bus and the cached-copy bounds. */
+  bool single_copy_at_route_rate = false;
   double control_bytes = 64;         ///< B of a rendezvous request or answer
   double chunk_size = 131072;        ///< B per chunk of a pipelined transfer
   bool nic_dma = true;               ///< inter-node data also crosses both nodes' memory buses

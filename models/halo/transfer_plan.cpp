@@ -212,8 +212,8 @@ std::vector<double> hidden_in_gaps(const Setup& s, const std::vector<RankMessage
  *  the gaps, what is left. (A rank's copier takes its transfers one by one:
  *  Transfer::hidden_in_gaps.) */
 void receives_after_posting(const Setup& s, const std::vector<RankMessage>& msgs, const std::vector<double>& hidden,
-                            const std::vector<double>& arrival, const std::vector<std::int64_t>& agent_of_rank,
-                            Plan& plan)
+                            const std::vector<double>& arrival, const std::vector<double>& copy_out_least,
+                            const std::vector<std::int64_t>& agent_of_rank, Plan& plan)
 {
   const auto agents = plan.host.size();
   plan.copy_least_in.assign(agents, 0);
@@ -228,7 +228,7 @@ void receives_after_posting(const Setup& s, const std::vector<RankMessage>& msgs
     const double parts = static_cast<double>(m.parts) * (1 - hidden[i]);
     const auto a = static_cast<std::size_t>(agent_of_rank[m.to]);
     plan.copy_bus_in[a] += c.bus_bytes * parts;
-    plan.copy_least_in[a] = std::max(plan.copy_least_in[a], receiver_least[m.to] += c.least_seconds * parts);
+    plan.copy_least_in[a] = std::max(plan.copy_least_in[a], receiver_least[m.to] += copy_out_least[i] * parts);
     plan.eager_latency_in[a] = std::max(plan.eager_latency_in[a], arrival[i]);
   }
 }
@@ -399,6 +399,21 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     return std::max(r.latency, r.latency + n * bytes / r.bandwidth - 2 * copy);
   };
   std::vector<double> arrival(msgs.size(), 0); // per message: its in-flight time within the node
+  // Per message: the least time of one copy out (one core's), a single copy between two ranks
+  // no faster than the loopback at its size where the protocols say so.
+  std::vector<double> copy_out_least(msgs.size(), 0);
+  for (std::size_t i = 0; i < msgs.size(); i++) {
+    const RankMessage& m = msgs[i];
+    if (!m.intra)
+      continue;
+    auto* h = s.host_of_rank[m.to];
+    copy_out_least[i] = s.intra_copy_on(s.host_of_rank[m.from], m.bytes).least_seconds;
+    if (m.protocol == Protocol::SingleCopy && m.from != m.to && s.protocols.single_copy_at_route_rate) {
+      const RouteView r = route(h, h, m.bytes, true);
+      if (r.bandwidth > 0 && std::isfinite(r.bandwidth))
+        copy_out_least[i] = std::max(copy_out_least[i], m.bytes / r.bandwidth);
+    }
+  }
   for (const auto& m : msgs) {
     plan.messages_by[m.intra ? 1 : 0][static_cast<int>(m.protocol)] += m.parts;
     plan.bytes_by[m.intra ? 1 : 0] += m.bytes * static_cast<double>(m.parts);
@@ -434,7 +449,7 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
       t.copy_in_bus_bytes += c.bus_bytes * parts;
       if (m.protocol == Protocol::Eager)
         t.copy_least = std::max(t.copy_least, sender_least[{ti, m.from}] += c.least_seconds * parts);
-      t.copy_out_least += c.least_seconds * parts;
+      t.copy_out_least += copy_out_least[mi] * parts;
       if (m.protocol == Protocol::SingleCopy && m.from != m.to) {
         receiver_startups[m.to] += m.parts;
         t.copy_startups += m.parts;
@@ -460,7 +475,7 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     for (std::size_t i = 0; i < msgs.size(); i++)
       if (hidden[i] > 0)
         plan.transfers[transfer_of[i]].hidden_in_gaps = hidden[i];
-  receives_after_posting(s, msgs, hidden, arrival, agent_of_rank, plan);
+  receives_after_posting(s, msgs, hidden, arrival, copy_out_least, agent_of_rank, plan);
   plan.posting_end.assign(agents, 0);
   for (std::int64_t r = 0; r < ranks; r++) { // a node: its latest rank
     double& end = plan.posting_end[static_cast<std::size_t>(agent_of_rank[r])];

@@ -56,6 +56,7 @@ public:
   /** Throws InputError naming `where` (the profile) for anything but the form above. */
   static NetworkFactors from_json(const nlohmann::json& j, const std::string& where);
   bool empty() const { return !intra_ && !inter_; }
+  bool has_intra_node() const { return intra_.has_value(); } ///< a fit of messages within a node
   double latency_factor(double size, bool intra_node) const;
   double bandwidth_factor(double size, bool intra_node) const;
   /** As in the profile (the strings as given). */
