@@ -33,7 +33,8 @@ double predicted_time(Protocol p, const TransferOutlook& t, const Protocols& s)
   if (t.intra) {
     if (p == Protocol::Eager)
       return std::max(2 * shared, t.bus_seconds + 2 * alone); // into the shared buffer, out of it
-    return std::max(s.single_copy_startup + shared, t.bus_seconds + alone);
+    return std::max(s.single_copy_startup + std::max(shared, t.single_copy_least),
+                    t.bus_seconds + std::max(alone, t.single_copy_least));
   }
   const double handshake = 2 * (t.latency + s.control_bytes / t.bandwidth);
   const double network = t.latency + t.nic_seconds;

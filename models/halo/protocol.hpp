@@ -58,6 +58,7 @@ struct TransferOutlook {
   double bus_seconds = 0;      ///< time that bus needs for everything but this message's copies
   double bus_users = 1;        ///< ranks copying on that bus (sharing it at the end)
   double copy_least = 0;       ///< s: one copy of the message takes at least this (one core's rate)
+  double single_copy_least = 0; ///< s: a single copy takes at least this (Protocols::single_copy_at_route_rate)
 };
 
 /** Predicted completion of one transfer under protocol `p` (the dynamic policy's cost). */

@@ -78,6 +78,12 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
     // The rate this message's copies get alone (cached, for intra-node data that fits).
     t.memory_bandwidth = m.intra ? m.bytes * bus / s.intra_copy_on(b, m.bytes).bus_bytes : bus;
     t.copy_least = m.intra ? s.intra_copy_on(b, m.bytes).least_seconds : 0;
+    t.single_copy_least = t.copy_least;
+    if (m.intra && m.from != m.to && s.protocols.single_copy_at_route_rate) {
+      const RouteView r = route(b, b, m.bytes, true);
+      if (r.bandwidth > 0 && std::isfinite(r.bandwidth))
+        t.single_copy_least = std::max(t.copy_least, m.bytes / r.bandwidth);
+    }
     t.bus_seconds = bus_bytes[b] / bus;
     t.bus_users = ranks_on[b];
     if (!m.intra) {

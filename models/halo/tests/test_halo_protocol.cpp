@@ -42,6 +42,11 @@ TEST_CASE("halo predicted completions: closed forms of each protocol", "[halo]")
   t.bus_seconds = 0;
   CHECK(halo::predicted_time(Protocol::Eager, t, p) == Approx(2 * 4 * copy));
   CHECK(halo::predicted_time(Protocol::SingleCopy, t, p) == Approx(2e-6 + 4 * copy));
+  // A single copy no faster than the fitted rate (2 GB/s here): slower than its bus share; the
+  // eager copies keep the bus's rates.
+  t.single_copy_least = 10000 / 2e9;
+  CHECK(halo::predicted_time(Protocol::SingleCopy, t, p) == Approx(2e-6 + 10000 / 2e9));
+  CHECK(halo::predicted_time(Protocol::Eager, t, p) == Approx(2 * 4 * copy));
 }
 
 TEST_CASE("halo dynamic policy: leaves the static choice only for a clear gain", "[halo]")
