@@ -79,7 +79,7 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
     t.memory_bandwidth = m.intra ? m.bytes * bus / s.intra_copy_on(b, m.bytes).bus_bytes : bus;
     t.copy_least = m.intra ? s.intra_copy_on(b, m.bytes).least_seconds : 0;
     t.single_copy_least = t.copy_least;
-    if (m.intra && m.from != m.to && s.protocols.single_copy_at_route_rate) {
+    if (m.intra && m.from != m.to && s.mode == Mode::Detailed && s.protocols.single_copy_at_route_rate) {
       const RouteView r = route(b, b, m.bytes, true);
       if (r.bandwidth > 0 && std::isfinite(r.bandwidth))
         t.single_copy_least = std::max(t.copy_least, m.bytes / r.bandwidth);
@@ -408,16 +408,20 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
   // Per message: the least time of one copy out (one core's), a single copy between two ranks
   // no faster than the loopback at its size where the protocols say so.
   std::vector<double> copy_out_least(msgs.size(), 0);
+  std::map<std::pair<simgrid::s4u::Host*, double>, double> single_rate; // loopback B/s by node and size
   for (std::size_t i = 0; i < msgs.size(); i++) {
     const RankMessage& m = msgs[i];
     if (!m.intra)
       continue;
     auto* h = s.host_of_rank[m.to];
     copy_out_least[i] = s.intra_copy_on(s.host_of_rank[m.from], m.bytes).least_seconds;
-    if (m.protocol == Protocol::SingleCopy && m.from != m.to && s.protocols.single_copy_at_route_rate) {
-      const RouteView r = route(h, h, m.bytes, true);
-      if (r.bandwidth > 0 && std::isfinite(r.bandwidth))
-        copy_out_least[i] = std::max(copy_out_least[i], m.bytes / r.bandwidth);
+    if (m.protocol == Protocol::SingleCopy && m.from != m.to && s.mode == Mode::Detailed &&
+        s.protocols.single_copy_at_route_rate) {
+      auto [it, added] = single_rate.emplace(std::make_pair(h, m.bytes), 0.0);
+      if (added)
+        it->second = route(h, h, m.bytes, true).bandwidth;
+      if (it->second > 0 && std::isfinite(it->second))
+        copy_out_least[i] = std::max(copy_out_least[i], m.bytes / it->second);
     }
   }
   for (const auto& m : msgs) {
