@@ -424,23 +424,59 @@ def test_one_cores_copy_rate_binds_alike_at_both_granularities_and_in_the_dynami
 def test_an_intra_node_fit_sets_the_single_copy_rate_in_detailed_mode(tmp_path):
     """Two ranks of one node single-copy each other's 1.28 MB face at once. An intra-node
     network fit measured such a copy (kernel-assisted, both ranks copying) at the loopback's
-    rate at that size: with a profile that has one (here a loopback of 4 GB/s, factors of 1,
-    no latency), a single copy goes no faster: 2 us + S / 4 GB/s, where the bus alone (20 GB/s
-    for both copies) gives 2 us + 2 S / 20 GB/s. 'bus' keeps the bus alone; 'route' takes the
-    loopback without a profile too (single_node.xml's, as configured)."""
+    rate at that size, after the fit's latency there: with a profile that has one (here a
+    loopback of 4 GB/s and 1 us, factors of 1), a single copy goes no faster and starts up in
+    that latency, 1 us + S / 4 GB/s, where the bus alone (20 GB/s for both copies) gives the
+    fixed start-up, 2 us + 2 S / 20 GB/s. A start-up the scenario gives holds at every size.
+    'bus' keeps the bus alone; 'route' takes the loopback's rate without a profile too
+    (single_node.xml's, as configured), with the fixed start-up."""
     face = 400 * 400 * 8.0
     params = {"ranks_per_node": 2, "local_cells": "1,400,400", "periodic": "false", "variables": 1,
               "iterations": 1, "flops_per_cell": 0}
     fit = tmp_path / "fit.json"
     fit.write_text(json.dumps({"schema": "simcore-profile/1",
-                               "simgrid_config": {"network/loopback-bw": "4e9", "network/loopback-lat": "0"},
+                               "simgrid_config": {"network/loopback-bw": "4e9", "network/loopback-lat": "1e-6"},
                                "network_factors": {"intra-node": {"latency": "0:1", "bandwidth": "0:1"}}}))
-    assert run_halo(tmp_path, "fit", params, fit) == pytest.approx(2e-6 + face / 4e9, rel=1e-9)
+    assert run_halo(tmp_path, "fit", params, fit) == pytest.approx(1e-6 + face / 4e9, rel=1e-9)
     assert run_halo(tmp_path, "fit_node", {**params, "granularity": "node"}, fit) == \
-        pytest.approx(2e-6 + face / 4e9, rel=1e-9)
+        pytest.approx(1e-6 + face / 4e9, rel=1e-9)
+    assert run_halo(tmp_path, "fit_given", {**params, "single_copy_startup": "3us"}, fit) == \
+        pytest.approx(3e-6 + face / 4e9, rel=1e-9)
     bus = 2e-6 + 2 * face / 20e9
     assert run_halo(tmp_path, "fit_bus", {**params, "single_copy_rate": "bus"}, fit) == pytest.approx(bus, rel=1e-9)
     assert run_halo(tmp_path, "none", params) == pytest.approx(bus, rel=1e-9)
     slow = {**params, "single_copy_rate": "route"}
     assert run_halo(tmp_path, "route", slow, extra=["--cfg=network/loopback-bw:5e9"]) == \
         pytest.approx(2e-6 + face / (5e9 * 0.97), rel=1e-9)  # SimGrid's default bandwidth factor
+
+
+def test_a_single_copy_starts_up_in_the_fits_latency_at_its_size(tmp_path):
+    """The fit's segments past the protocol switch differ in their intercepts (here 1 us below
+    1 MB and 3 us from 1 MB, at 4 and 2 GB/s): a lone single copy between two ranks takes what
+    the fit says at its size, its segment's latency + S / its rate, at both granularities and
+    as the dynamic policy keeps it; not the first segment's start-up at every size. Two
+    single copies to one rank (three ranks in a row, the middle one receiving both) start up
+    one after the other: 2 x 3 us, then the two copies on the bus."""
+    fit = tmp_path / "segments.json"
+    fit.write_text(json.dumps({"schema": "simcore-profile/1",
+                               "simgrid_config": {"network/loopback-bw": "4e9", "network/loopback-lat": "1e-6"},
+                               "network_factors": {"intra-node": {"latency": "1000000:3;0:1",
+                                                                  "bandwidth": "1000000:0.5;0:1"}},
+                               "rates": {"network_latency_past_switch_intra_node": {"value": 5e-6, "unit": "s"}}}))
+    base = {"ranks_per_node": 2, "periodic": "false", "variables": 1, "iterations": 1, "flops_per_cell": 0}
+    small, large = 100 * 100 * 8.0, 400 * 400 * 8.0
+    for granularity in ("rank", "node"):
+        for policy in ("static", "dynamic"):
+            params = {**base, "granularity": granularity, "policy": policy}
+            assert run_halo(tmp_path, f"s_{granularity}_{policy}", {**params, "local_cells": "1,100,100"}, fit) == \
+                pytest.approx(1e-6 + small / 4e9, rel=1e-9)
+            assert run_halo(tmp_path, f"l_{granularity}_{policy}", {**params, "local_cells": "1,400,400"}, fit) == \
+                pytest.approx(3e-6 + large / 2e9, rel=1e-9)
+    # With the bus alone the profile's start-up past the switch holds at every size.
+    assert run_halo(tmp_path, "bus", {**base, "local_cells": "1,400,400", "single_copy_rate": "bus"}, fit) == \
+        pytest.approx(5e-6 + 2 * large / 20e9, rel=1e-9)
+    # Three ranks in a row: the middle one receives two faces, starts them up in turn, then
+    # copies both at the fit's rate (its two copies one after another: one rank copies).
+    three = run_halo(tmp_path, "three", {**base, "ranks_per_node": 3, "local_cells": "1,400,400"}, fit,
+                     extra=["--set", "ranks=3", "--set", "procs=3,1,1"])
+    assert three == pytest.approx(2 * 3e-6 + 2 * large / 2e9, rel=1e-9)

@@ -621,8 +621,7 @@ void Exchange::run_copier(std::size_t a, std::int64_t first)
   // Each receive: a wait for it, its start-up, its copy and its least time.
   const std::int64_t last = std::min(s_.iterations, first + iterations_per_actor(4 * static_cast<std::int64_t>(intra_in)));
   const double bus_bytes = plan_.copy_bus_in[a], least = plan_.copy_least_in[a];
-  const double startup = std::max(static_cast<double>(plan_.copy_startups_in[a]) * s_.protocols.single_copy_startup,
-                                  plan_.eager_latency_in[a]);
+  const double startup = std::max(plan_.copy_startup_in[a], plan_.eager_latency_in[a]);
   for (std::int64_t it = first; it < last; it++) {
     copier_go_[a]->acquire();
     if (s_.granularity == Granularity::Rank) {
@@ -671,7 +670,7 @@ void Exchange::run_copier(std::size_t a, std::int64_t first)
         const double left = 1 - t.hidden_in_gaps;
         if (left <= 0)
           continue;
-        pause(static_cast<double>(t.copy_startups) * s_.protocols.single_copy_startup);
+        pause(t.copy_startup);
         copy_on_bus(a, t.copy_bus_bytes * left, t.copy_out_least * left);
       }
     } else {

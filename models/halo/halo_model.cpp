@@ -126,6 +126,12 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
   const std::string single_rate = p.get_string("single_copy_rate");
   s.protocols.single_copy_at_route_rate =
       single_rate == "route" || (single_rate == "auto" && ctx.calibration().network_factors().has_intra_node());
+  // At that rate with a fit, a single copy starts up in the fit's latency at its size (the
+  // intercept of the segment holding it): alone, it takes what the ping-ping measured there.
+  // The scenario's start-up, where given, holds for every size.
+  s.protocols.single_copy_startup_at_route_latency = s.protocols.single_copy_at_route_rate &&
+                                                     ctx.calibration().network_factors().has_intra_node() &&
+                                                     !p.given("single_copy_startup");
   // The message gaps: the scenario's, else the profile's law by size and placement.
   s.message_gaps = ctx.calibration().message_gaps();
   if (p.given("message_gap"))
@@ -254,8 +260,10 @@ simcore::ModelInfo make_info()
                                   "mode: else below the profile's 'network_protocol_switch_intra_node')")
                   .at_least(0),
               ParamSpec::quantity("single_copy_startup", ParamType::Time, "2us",
-                                  "set-up cost of a kernel-assisted single copy (CMA/XPMEM); unless given, the "
-                                  "profile's 'network_latency_past_switch_intra_node', else 2us")
+                                  "set-up cost of a kernel-assisted single copy (CMA/XPMEM); unless given: with "
+                                  "single copies at the route's rate and an intra-node network fit, the fit's "
+                                  "latency at the message's size; else the profile's "
+                                  "'network_latency_past_switch_intra_node', else 2us")
                   .at_least(0),
               ParamSpec::choice("single_copy_rate", {"auto", "bus", "route"}, "auto",
                                 "detailed mode: a single copy between two ranks at the bus's and cached-copy rates "

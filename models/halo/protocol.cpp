@@ -32,8 +32,9 @@ double predicted_time(Protocol p, const TransferOutlook& t, const Protocols& s)
   const double shared = std::max(t.bytes / t.memory_bandwidth * std::max(t.bus_users, 1.0), t.copy_least);
   if (t.intra) {
     if (p == Protocol::Eager)
-      return std::max(2 * shared, t.bus_seconds + 2 * alone); // into the shared buffer, out of it
-    return std::max(s.single_copy_startup + std::max(shared, t.single_copy_least),
+      // Into the shared buffer, in flight, out of it.
+      return std::max(2 * shared, t.bus_seconds + 2 * alone) + t.eager_in_flight;
+    return std::max(t.single_copy_startup.value_or(s.single_copy_startup) + std::max(shared, t.single_copy_least),
                     t.bus_seconds + std::max(alone, t.single_copy_least));
   }
   const double handshake = 2 * (t.latency + s.control_bytes / t.bandwidth);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace halo {
 
@@ -37,6 +38,10 @@ struct Protocols {
    *  size (with a profile: the intra-node fit's rate past the switch, a kernel-assisted copy's
    *  measured rate), besides the bus and the cached-copy bounds. */
   bool single_copy_at_route_rate = false;
+  /** A single copy between two ranks starts up in the loopback route's latency at its size
+   *  (with a profile: the intercept of the intra-node fit's segment that holds the size), not
+   *  in `single_copy_startup`: alone, it then takes what the fit measured at its size. */
+  bool single_copy_startup_at_route_latency = false;
   double control_bytes = 64;         ///< B of a rendezvous request or answer
   double chunk_size = 131072;        ///< B per chunk of a pipelined transfer
   bool nic_dma = true;               ///< inter-node data also crosses both nodes' memory buses
@@ -59,6 +64,13 @@ struct TransferOutlook {
   double bus_users = 1;        ///< ranks copying on that bus (sharing it at the end)
   double copy_least = 0;       ///< s: one copy of the message takes at least this (one core's rate)
   double single_copy_least = 0; ///< s: a single copy takes at least this (Protocols::single_copy_at_route_rate)
+  /** s: this single copy's start-up where it depends on the size
+   *  (Protocols::single_copy_startup_at_route_latency); unset: Protocols::single_copy_startup. */
+  std::optional<double> single_copy_startup;
+  /** s: intra, between two ranks: an eager message's time in flight between its copy in and
+   *  its copy out (the route within the node at its size, less its two copies; at least the
+   *  route's latency), as the detailed mode charges it. */
+  double eager_in_flight = 0;
 };
 
 /** Predicted completion of one transfer under protocol `p` (the dynamic policy's cost). */

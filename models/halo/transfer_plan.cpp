@@ -43,6 +43,33 @@ double copy_bytes(const Setup& s, const simgrid::s4u::Host* h, Protocol p, doubl
   return p == Protocol::Rendezvous ? 0 : n * bytes;
 }
 
+/** The start-up of a single copy of `bytes` between two ranks of node `h`: the loopback's
+ *  latency at that size (factors applied: with a profile, the intercept of the fit's segment
+ *  at that size) where the protocols say so and the node has a loopback, else the fixed one. */
+double single_copy_startup_on(const Setup& s, const RouteFunction& route, simgrid::s4u::Host* h, double bytes)
+{
+  if (s.mode == Mode::Detailed && s.protocols.single_copy_startup_at_route_latency) {
+    const RouteView r = route(h, h, bytes, true);
+    if (std::isfinite(r.bandwidth))
+      return r.latency;
+  }
+  return s.protocols.single_copy_startup;
+}
+
+/** The time in flight of an intra-node eager message (`parts` messages of `bytes`, unbundled
+ *  variables without gaps, as one flow) on node `h`, beyond its two copies: an eager message
+ *  alone takes what the route within the node says (with a profile, the fitted ping-ping time
+ *  at its size), its copies in and out, and the rest in flight, at least the route's latency. */
+double eager_in_flight(const Setup& s, const RouteFunction& route, simgrid::s4u::Host* h, double bytes,
+                       std::int64_t parts)
+{
+  const RouteView r = route(h, h, bytes, true);
+  const CopyCost c = s.intra_copy_on(h, bytes);
+  const double n = static_cast<double>(parts);
+  const double copy = n * std::max(c.bus_bytes / s.memory_bandwidth_on(h), c.least_seconds);
+  return std::max(r.latency, r.latency + n * bytes / r.bandwidth - 2 * copy);
+}
+
 /** The dynamic policy: each message gets the protocol with the lowest predicted completion
  *  given the load of its NICs and of the receiving node's memory bus, counted from the
  *  choices made so far (starting from the static ones). */
@@ -66,6 +93,10 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
     bus_bytes[b] += copy_bytes(s, b, m.protocol, m.bytes, m.parts, m.intra);
   }
   std::map<std::tuple<simgrid::s4u::Host*, simgrid::s4u::Host*, double>, RouteView> routes;
+  struct WithinNode {
+    double startup = 0, in_flight = 0, rate = 0; // rate 0: not bounded by the route
+  };
+  std::map<std::pair<simgrid::s4u::Host*, double>, WithinNode> within_node; // by node and size
   std::vector<double> network_path(static_cast<std::size_t>(s.grid.ranks()), std::numeric_limits<double>::infinity());
   for (auto& m : msgs) {
     auto* a = s.host_of_rank[m.from];
@@ -79,10 +110,22 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
     t.memory_bandwidth = m.intra ? m.bytes * bus / s.intra_copy_on(b, m.bytes).bus_bytes : bus;
     t.copy_least = m.intra ? s.intra_copy_on(b, m.bytes).least_seconds : 0;
     t.single_copy_least = t.copy_least;
-    if (m.intra && m.from != m.to && s.mode == Mode::Detailed && s.protocols.single_copy_at_route_rate) {
-      const RouteView r = route(b, b, m.bytes, true);
-      if (r.bandwidth > 0 && std::isfinite(r.bandwidth))
-        t.single_copy_least = std::max(t.copy_least, m.bytes / r.bandwidth);
+    if (m.intra && m.from != m.to) { // what the route within the node says at this size
+      auto [it, added] = within_node.emplace(std::make_pair(b, m.bytes), WithinNode{});
+      if (added) {
+        WithinNode& w = it->second;
+        w.startup = single_copy_startup_on(s, route, b, m.bytes);
+        if (s.mode == Mode::Detailed) {
+          w.in_flight = eager_in_flight(s, route, b, m.bytes, 1);
+          if (s.protocols.single_copy_at_route_rate)
+            w.rate = route(b, b, m.bytes, true).bandwidth;
+        }
+      }
+      const WithinNode& w = it->second;
+      if (w.rate > 0 && std::isfinite(w.rate))
+        t.single_copy_least = std::max(t.copy_least, m.bytes / w.rate);
+      t.single_copy_startup = w.startup;
+      t.eager_in_flight = w.in_flight;
     }
     t.bus_seconds = bus_bytes[b] / bus;
     t.bus_users = ranks_on[b];
@@ -389,32 +432,30 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
   // One core's least copy times, summed per rank: what each sender copies in (eager) per
   // transfer, what each receiver copies out or single-copies.
   std::map<std::pair<std::size_t, std::int64_t>, double> sender_least;
-  std::map<std::int64_t, std::int64_t> receiver_startups;
+  std::map<std::int64_t, double> receiver_startups; // s of single-copy start-ups per rank
   std::vector<std::size_t> transfer_of; // per message
-  // An intra-node eager message alone takes what the route says (with a profile, the fitted
-  // ping-ping time at its size): its two copies, and the rest in flight, at least the route's
-  // latency.
+  // Intra-node eager messages in flight (eager_in_flight), by node, size and parts.
   std::map<std::tuple<simgrid::s4u::Host*, double, std::int64_t>, double> intra_latency;
-  // `parts` messages of `bytes` (unbundled variables without gaps) travel as one flow, copied
-  // in and out one after another.
-  auto in_flight = [&](simgrid::s4u::Host* h, double bytes, std::int64_t parts) {
-    const RouteView r = route(h, h, bytes, true);
-    const CopyCost c = s.intra_copy_on(h, bytes);
-    const double n = static_cast<double>(parts);
-    const double copy = n * std::max(c.bus_bytes / s.memory_bandwidth_on(h), c.least_seconds);
-    return std::max(r.latency, r.latency + n * bytes / r.bandwidth - 2 * copy);
-  };
   std::vector<double> arrival(msgs.size(), 0); // per message: its in-flight time within the node
   // Per message: the least time of one copy out (one core's), a single copy between two ranks
   // no faster than the loopback at its size where the protocols say so.
   std::vector<double> copy_out_least(msgs.size(), 0);
   std::map<std::pair<simgrid::s4u::Host*, double>, double> single_rate; // loopback B/s by node and size
+  // Per message: the start-up of a single copy between two ranks (cached by node and size).
+  std::vector<double> startup(msgs.size(), 0);
+  std::map<std::pair<simgrid::s4u::Host*, double>, double> startup_at;
   for (std::size_t i = 0; i < msgs.size(); i++) {
     const RankMessage& m = msgs[i];
     if (!m.intra)
       continue;
     auto* h = s.host_of_rank[m.to];
     copy_out_least[i] = s.intra_copy_on(s.host_of_rank[m.from], m.bytes).least_seconds;
+    if (m.protocol == Protocol::SingleCopy && m.from != m.to) {
+      auto [it, added] = startup_at.emplace(std::make_pair(h, m.bytes), 0.0);
+      if (added)
+        it->second = single_copy_startup_on(s, route, h, m.bytes);
+      startup[i] = it->second;
+    }
     if (m.protocol == Protocol::SingleCopy && m.from != m.to && s.mode == Mode::Detailed &&
         s.protocols.single_copy_at_route_rate) {
       auto [it, added] = single_rate.emplace(std::make_pair(h, m.bytes), 0.0);
@@ -461,24 +502,24 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
         t.copy_least = std::max(t.copy_least, sender_least[{ti, m.from}] += c.least_seconds * parts);
       t.copy_out_least += copy_out_least[mi] * parts;
       if (m.protocol == Protocol::SingleCopy && m.from != m.to) {
-        receiver_startups[m.to] += m.parts;
-        t.copy_startups += m.parts;
+        receiver_startups[m.to] += startup[mi] * parts;
+        t.copy_startup += startup[mi] * parts;
       }
       if (s.mode == Mode::Detailed && m.protocol == Protocol::Eager && m.from != m.to) { // arrives that long after
         auto* h = s.host_of_rank[m.to];
         const auto key = std::make_tuple(h, m.bytes, m.parts);
         auto it = intra_latency.find(key);
         if (it == intra_latency.end())
-          it = intra_latency.emplace(key, in_flight(h, m.bytes, m.parts)).first;
+          it = intra_latency.emplace(key, eager_in_flight(s, route, h, m.bytes, m.parts)).first;
         arrival[mi] = it->second;
         t.arrival_latency = std::max(t.arrival_latency, it->second);
       }
     }
   }
-  plan.copy_startups_in.assign(agents, 0);
-  for (const auto& [rank, startups] : receiver_startups) {
-    std::int64_t& in = plan.copy_startups_in[static_cast<std::size_t>(agent_of_rank[rank])];
-    in = std::max(in, startups);
+  plan.copy_startup_in.assign(agents, 0);
+  for (const auto& [rank, seconds] : receiver_startups) {
+    double& in = plan.copy_startup_in[static_cast<std::size_t>(agent_of_rank[rank])];
+    in = std::max(in, seconds);
   }
   const std::vector<double> hidden = hidden_in_gaps(s, msgs, schedule, arrival, ranks_on);
   if (s.granularity == Granularity::Rank) // where a gapped transfer is one message

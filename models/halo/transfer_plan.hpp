@@ -94,9 +94,10 @@ struct Transfer {
   /** Intra-node, what its receiver does once it is posted (detailed mode, rank granularity):
    *  wait `arrival_latency` (an eager message from another rank in flight: see
    *  Plan::eager_latency_in),
-   *  `copy_startups` single-copy start-ups, then copy it out, no faster than `copy_out_least`. */
+   *  the single copies' start-ups one after another (`copy_startup`, s in all), then copy it
+   *  out, no faster than `copy_out_least`. */
   double arrival_latency = 0;
-  std::int64_t copy_startups = 0;
+  double copy_startup = 0;
   double copy_out_least = 0;
   /** Intra-node eager with gaps, rank granularity: the share of its copy out done inside its
    *  receiver's gaps (see hidden_in_gaps in transfer_plan.cpp): 1 costs nothing more. */
@@ -131,10 +132,10 @@ struct Plan {
   std::vector<double> copy_least_in;
   /** Per agent: what those copies put on the node's bus. */
   std::vector<double> copy_bus_in;
-  /** Per agent: single-copy start-ups before its receive copies: a rank's single copies from
-   *  other ranks start one after another (a message to itself has none: MPI's self transport
-   *  copies it at once); at node granularity the node's rank with the most. */
-  std::vector<std::int64_t> copy_startups_in;
+  /** Per agent: s of single-copy start-ups before its receive copies: a rank's single copies
+   *  from other ranks start one after another (a message to itself has none: MPI's self
+   *  transport copies it at once); at node granularity the node's rank with the longest. */
+  std::vector<double> copy_startup_in;
   /** Per agent: the in-flight time of those of them that are eager messages from other ranks
    *  (what the route within the node takes for them at their size, the profile's intra-node
    *  factors applied, less their two copies alone; at least its latency), the largest: the

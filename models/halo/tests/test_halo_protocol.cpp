@@ -47,6 +47,14 @@ TEST_CASE("halo predicted completions: closed forms of each protocol", "[halo]")
   t.single_copy_least = 10000 / 2e9;
   CHECK(halo::predicted_time(Protocol::SingleCopy, t, p) == Approx(2e-6 + 10000 / 2e9));
   CHECK(halo::predicted_time(Protocol::Eager, t, p) == Approx(2 * 4 * copy));
+  // The start-up at the message's size where the fit gives one (its segment's latency).
+  t.single_copy_startup = 0.5e-6;
+  CHECK(halo::predicted_time(Protocol::SingleCopy, t, p) == Approx(0.5e-6 + 10000 / 2e9));
+  // An eager message in flight between its copies (what the detailed mode charges): added.
+  t.eager_in_flight = 3e-6;
+  CHECK(halo::predicted_time(Protocol::Eager, t, p) == Approx(2 * 4 * copy + 3e-6));
+  t.bus_seconds = 1e-3;
+  CHECK(halo::predicted_time(Protocol::Eager, t, p) == Approx(1e-3 + 2 * copy + 3e-6));
 }
 
 TEST_CASE("halo dynamic policy: leaves the static choice only for a clear gain", "[halo]")
