@@ -334,11 +334,10 @@ void Exchange::exchange_smpi(std::size_t a)
     lanes_done_[a]->acquire();
 }
 
-/* SMPI detaches a send below its threshold (`smpi/send-is-detached-thresh`, whose default the
- * model's inter_eager_limit shares), compared with the message's own size. */
+/* SMPI detaches a send below its threshold: the plan's protocol in SMPI mode (smpi_protocol). */
 bool Exchange::smpi_eager(const Transfer& t) const
 {
-  return t.total / static_cast<double>(t.messages) < s_.protocols.inter_eager_limit;
+  return t.protocol == Protocol::Eager;
 }
 
 /* SMPI puts on the network each message's bytes and an envelope of 16 bytes (tag, source,

@@ -22,6 +22,11 @@ Protocol static_protocol(double bytes, bool intra, const Protocols& p)
   return bytes <= p.inter_eager_limit ? Protocol::Eager : p.inter_large;
 }
 
+Protocol smpi_protocol(double bytes, const Protocols& p)
+{
+  return bytes < p.inter_eager_limit ? Protocol::Eager : Protocol::Rendezvous;
+}
+
 double predicted_time(Protocol p, const TransferOutlook& t, const Protocols& s)
 {
   // The receiving node finishes when its NIC and its memory bus are both done: a protocol

@@ -52,6 +52,12 @@ struct Protocols {
 /** The static choice: thresholds per channel. */
 Protocol static_protocol(double bytes, bool intra, const Protocols& p);
 
+/** SMPI mode's: on either channel, a send strictly below SMPI's detached threshold
+ *  (`smpi/send-is-detached-thresh`, whose default `inter_eager_limit` shares) is detached
+ *  (eager); any other the sender waits for (rendezvous). No single copy: SMPI moves every
+ *  message over the network model, within a node over the loopback. */
+Protocol smpi_protocol(double bytes, const Protocols& p);
+
 /** What a dynamic choice knows about one transfer and the load around it. */
 struct TransferOutlook {
   double bytes = 0;            ///< of the message

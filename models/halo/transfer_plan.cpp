@@ -27,7 +27,9 @@ std::vector<RankMessage> rank_messages(const Setup& s)
     for (const auto& n : neighbours(s.grid, s.spec, r)) {
       const bool intra = s.host_of_rank[r] == s.host_of_rank[n.rank];
       const double bytes = static_cast<double>(n.bytes) / static_cast<double>(parts);
-      out.push_back({r, n.rank, bytes, parts, intra, static_protocol(bytes, intra, s.protocols), static_cast<int>(n.kind)});
+      const Protocol protocol =
+          s.mode == Mode::Smpi ? smpi_protocol(bytes, s.protocols) : static_protocol(bytes, intra, s.protocols);
+      out.push_back({r, n.rank, bytes, parts, intra, protocol, static_cast<int>(n.kind)});
     }
   return out;
 }

@@ -198,6 +198,26 @@ def test_smpi_mode_detaches_sends_below_the_threshold(tmp_path, face, detached):
     assert res.metrics["makespan"] == pytest.approx(slow, rel=1e-12)
     rank0 = fast if detached else slow
     assert res.metrics["communication_time_mean"] == pytest.approx((rank0 + slow) / 2, rel=1e-12)
+    # Counted as SMPI sent them: detached (eager) or waited for (rendezvous), not by the
+    # detailed mode's thresholds (there both are eager: the inter-node limit itself is eager).
+    counts = {k: v for k, v in res.metrics.items() if k.endswith("_messages")}
+    assert counts == {"inter_eager_messages" if detached else "inter_rendezvous_messages": 2}
+    detailed = scenario(tmp_path, platform=ONE_SLOW_DIRECTION, local_cells="1,1,1", element_size=f"{face}B").run()
+    assert {k: v for k, v in detailed.metrics.items() if k.endswith("_messages")} == {"inter_eager_messages": 2}
+
+
+def test_smpi_mode_counts_messages_within_a_node_by_its_threshold(tmp_path):
+    """Within a node SMPI has no single copy: a 12.8 kB face is a detached send (eager), which
+    the detailed mode single-copies above its 4 KiB limit; an 80 kB face is waited for
+    (rendezvous). The classes table says the same."""
+    for cells, smpi_protocol in (("1,40,40", "eager"), ("1,100,100", "rendezvous")):
+        smpi = scenario(tmp_path, mode="smpi", local_cells=cells, ranks_per_node=2).run()
+        assert {k: v for k, v in smpi.metrics.items() if k.endswith("_messages")} == \
+            {f"intra_{smpi_protocol}_messages": 2}
+        assert {int(r["protocol"]) for r in smpi.table("classes")} == {0 if smpi_protocol == "eager" else 1}
+        detailed = scenario(tmp_path, local_cells=cells, ranks_per_node=2).run()
+        assert {k: v for k, v in detailed.metrics.items() if k.endswith("_messages")} == \
+            {"intra_single-copy_messages": 2}
 
 
 def test_classes_table_names_the_protocol_per_class(tmp_path):
