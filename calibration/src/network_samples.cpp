@@ -259,7 +259,8 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
                       ": the first size measured past the fitted protocol switch (smaller messages: eager)"}};
     // The fixed cost of a message past that switch (the fitted law's time at size 0): the
     // request, the answer and the set-up of a single copy, which the halo model's detailed
-    // mode charges as its single-copy start-up.
+    // mode charges as its single-copy start-up where it copies at the bus's rate (at the
+    // fit's rate, it takes the fit's latency at each message's size).
     for (const auto& seg : fit.segments)
       if (fit.switch_point() > 0 && seg.from == fit.switch_point() && seg.intercept > 0)
         out.rates["network_latency_past_switch" + suffix] = {

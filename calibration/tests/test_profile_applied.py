@@ -476,7 +476,17 @@ def test_a_single_copy_starts_up_in_the_fits_latency_at_its_size(tmp_path):
     assert run_halo(tmp_path, "bus", {**base, "local_cells": "1,400,400", "single_copy_rate": "bus"}, fit) == \
         pytest.approx(5e-6 + 2 * large / 20e9, rel=1e-9)
     # Three ranks in a row: the middle one receives two faces, starts them up in turn, then
-    # copies both at the fit's rate (its two copies one after another: one rank copies).
-    three = run_halo(tmp_path, "three", {**base, "ranks_per_node": 3, "local_cells": "1,400,400"}, fit,
-                     extra=["--set", "ranks=3", "--set", "procs=3,1,1"])
-    assert three == pytest.approx(2 * 3e-6 + 2 * large / 2e9, rel=1e-9)
+    # copies both at the fit's rate (its two copies one after another: one rank copies); at
+    # node granularity the node waits for its rank with the longest start-ups.
+    for granularity in ("rank", "node"):
+        three = run_halo(tmp_path, f"three_{granularity}",
+                         {**base, "ranks_per_node": 3, "local_cells": "1,400,400", "granularity": granularity}, fit,
+                         extra=["--set", "ranks=3", "--set", "procs=3,1,1"])
+        assert three == pytest.approx(2 * 3e-6 + 2 * large / 2e9, rel=1e-9)
+    # Four ranks of 10 x 400 x 400 cells in a 2 x 2 grid: each receives a 1.28 MB x face and a
+    # 32 kB y face, from segments of their own: 3 us + 1 us of start-ups, then both copies.
+    for granularity in ("rank", "node"):
+        four = run_halo(tmp_path, f"four_{granularity}",
+                        {**base, "ranks_per_node": 4, "local_cells": "10,400,400", "granularity": granularity}, fit,
+                        extra=["--set", "ranks=4", "--set", "procs=2,2,1"])
+        assert four == pytest.approx(3e-6 + 1e-6 + large / 2e9 + 10 * 400 * 8 / 4e9, rel=1e-9)

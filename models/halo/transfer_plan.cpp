@@ -128,6 +128,8 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
         t.single_copy_least = std::max(t.copy_least, m.bytes / w.rate);
       t.single_copy_startup = w.startup;
       t.eager_in_flight = w.in_flight;
+    } else if (m.intra) {
+      t.single_copy_startup = 0; // a message to itself: MPI's self transport copies it at once
     }
     t.bus_seconds = bus_bytes[b] / bus;
     t.bus_users = ranks_on[b];

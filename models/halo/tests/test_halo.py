@@ -218,6 +218,22 @@ def test_smpi_mode_counts_messages_within_a_node_by_its_threshold(tmp_path):
         detailed = scenario(tmp_path, local_cells=cells, ranks_per_node=2).run()
         assert {k: v for k, v in detailed.metrics.items() if k.endswith("_messages")} == \
             {"intra_single-copy_messages": 2}
+    # The threshold itself is waited for, within a node as between nodes.
+    for face, smpi_protocol in ((65535, "eager"), (65536, "rendezvous")):
+        smpi = scenario(tmp_path, mode="smpi", local_cells="1,1,1", element_size=f"{face}B", ranks_per_node=2).run()
+        assert {k: v for k, v in smpi.metrics.items() if k.endswith("_messages")} == \
+            {f"intra_{smpi_protocol}_messages": 2}
+
+
+def test_the_dynamic_policy_predicts_messages_to_itself_without_a_start_up(tmp_path):
+    """One rank, periodic: six 80 kB faces to itself, single copies without a start-up (MPI's
+    self transport copies at once), one copy each where eager makes two. The dynamic policy
+    predicts them so and keeps them: the same time as the static choice."""
+    common = dict(ranks=1, procs="1,1,1", local_cells="100,100,100", periodic="true", memory_bandwidth="1000GBps")
+    static = scenario(tmp_path, **common).run()
+    dynamic = scenario(tmp_path, **common, policy="dynamic").run()
+    assert static.metrics["intra_single-copy_messages"] == dynamic.metrics["intra_single-copy_messages"] == 6
+    assert dynamic.metrics["makespan"] == static.metrics["makespan"]
 
 
 def test_classes_table_names_the_protocol_per_class(tmp_path):

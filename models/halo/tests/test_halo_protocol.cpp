@@ -16,6 +16,17 @@ TEST_CASE("halo static protocol: thresholds per channel, the limit itself is eag
   REQUIRE(halo::static_protocol(1e6, false, p) == Protocol::Pipelined);
 }
 
+TEST_CASE("halo SMPI mode protocol: detached strictly below the threshold, on both channels", "[halo]")
+{
+  halo::Protocols p;
+  REQUIRE(halo::smpi_protocol(65535, p) == Protocol::Eager);
+  REQUIRE(halo::smpi_protocol(65536, p) == Protocol::Rendezvous);
+  REQUIRE(halo::smpi_protocol(12800, p) == Protocol::Eager); // a single copy in the detailed mode
+  p.inter_eager_limit = 0;
+  REQUIRE(halo::smpi_protocol(1, p) == Protocol::Rendezvous);
+  REQUIRE(halo::smpi_protocol(0, p) == Protocol::Rendezvous);
+}
+
 TEST_CASE("halo predicted completions: closed forms of each protocol", "[halo]")
 {
   halo::Protocols p;
