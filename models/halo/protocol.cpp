@@ -36,9 +36,11 @@ double predicted_time(Protocol p, const TransferOutlook& t, const Protocols& s)
   const double alone = std::max(t.bytes / t.memory_bandwidth, t.copy_least);
   const double shared = std::max(t.bytes / t.memory_bandwidth * std::max(t.bus_users, 1.0), t.copy_least);
   if (t.intra) {
-    if (p == Protocol::Eager)
-      // Into the shared buffer, in flight, out of it.
-      return std::max(2 * shared, t.bus_seconds + 2 * alone) + t.eager_in_flight;
+    if (p == Protocol::Eager) {
+      // Into the shared buffer, in flight, out of it; to itself, straight into the receive.
+      const double copies = t.self ? 1 : 2;
+      return std::max(copies * shared, t.bus_seconds + copies * alone) + t.eager_in_flight;
+    }
     return std::max(t.single_copy_startup.value_or(s.single_copy_startup) + std::max(shared, t.single_copy_least),
                     t.bus_seconds + std::max(alone, t.single_copy_least));
   }

@@ -62,6 +62,7 @@ Protocol smpi_protocol(double bytes, const Protocols& p);
 struct TransferOutlook {
   double bytes = 0;            ///< of the message
   bool intra = false;
+  bool self = false;           ///< a message to itself: eager copies it once (MPI's self transport)
   double latency = 0;          ///< s, of the route (inter), factors applied
   double bandwidth = 1;        ///< B/s, bottleneck of the route (inter), factors applied
   double nic_seconds = 0;      ///< time the busier of the two NICs needs for all its traffic

@@ -17,6 +17,11 @@ struct RankMessage {
   bool intra;
   Protocol protocol;
   int kind; ///< offset dimensions: 1 face, 2 edge, 3 corner
+  bool self() const { return from == to; }
+  /** Whether its receiver copies it out of MPI's buffer: every intra-node message but an
+   *  eager one to itself, which Open MPI's self transport copies straight into the posted
+   *  receive inside MPI_Isend (its one copy, charged as the copy in at its post). */
+  bool copied_out() const { return intra && !(protocol == Protocol::Eager && self()); }
 };
 
 std::vector<RankMessage> rank_messages(const Setup& s)
@@ -36,12 +41,13 @@ std::vector<RankMessage> rank_messages(const Setup& s)
 
 /** Memory-bus bytes a message (`parts` messages of `bytes`) adds to its receiving node `h`
  *  under protocol `p`, beyond what every protocol moves (the NIC's transfers); intra-node
- *  copies weigh as their cached rate says. */
-double copy_bytes(const Setup& s, const simgrid::s4u::Host* h, Protocol p, double bytes, std::int64_t parts, bool intra)
+ *  copies weigh as their cached rate says (eager: in and out, one copy to itself). */
+double copy_bytes(const Setup& s, const simgrid::s4u::Host* h, Protocol p, double bytes, std::int64_t parts, bool intra,
+                  bool self)
 {
   const double n = static_cast<double>(parts);
   if (intra)
-    return (p == Protocol::Eager ? 2 : 1) * n * s.intra_copy_on(h, bytes).bus_bytes;
+    return (p == Protocol::Eager && !self ? 2 : 1) * n * s.intra_copy_on(h, bytes).bus_bytes;
   return p == Protocol::Rendezvous ? 0 : n * bytes;
 }
 
@@ -92,7 +98,7 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
         bus_bytes[b] += total;
       }
     }
-    bus_bytes[b] += copy_bytes(s, b, m.protocol, m.bytes, m.parts, m.intra);
+    bus_bytes[b] += copy_bytes(s, b, m.protocol, m.bytes, m.parts, m.intra, m.self());
   }
   std::map<std::tuple<simgrid::s4u::Host*, simgrid::s4u::Host*, double>, RouteView> routes;
   struct WithinNode {
@@ -103,7 +109,7 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
   for (auto& m : msgs) {
     auto* a = s.host_of_rank[m.from];
     auto* b = s.host_of_rank[m.to];
-    bus_bytes[b] -= copy_bytes(s, b, m.protocol, m.bytes, m.parts, m.intra);
+    bus_bytes[b] -= copy_bytes(s, b, m.protocol, m.bytes, m.parts, m.intra, m.self());
     TransferOutlook t;
     t.bytes = m.bytes;
     t.intra = m.intra;
@@ -128,8 +134,9 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
         t.single_copy_least = std::max(t.copy_least, m.bytes / w.rate);
       t.single_copy_startup = w.startup;
       t.eager_in_flight = w.in_flight;
-    } else if (m.intra) {
-      t.single_copy_startup = 0; // a message to itself: MPI's self transport copies it at once
+    } else if (m.intra) { // a message to itself: MPI's self transport copies it at once, once
+      t.single_copy_startup = 0;
+      t.self = true;
     }
     t.bus_seconds = bus_bytes[b] / bus;
     t.bus_users = ranks_on[b];
@@ -143,7 +150,7 @@ std::vector<char> choose_dynamic(const Setup& s, const RouteFunction& route, std
       t.nic_seconds = std::max(nic_out[a], nic_in[b]) / t.bandwidth;
     }
     m.protocol = dynamic_protocol(t, s.protocols);
-    bus_bytes[b] += copy_bytes(s, b, m.protocol, m.bytes, m.parts, m.intra);
+    bus_bytes[b] += copy_bytes(s, b, m.protocol, m.bytes, m.parts, m.intra, m.self());
     if (!m.intra)
       network_path[m.from] = std::min(network_path[m.from], t.latency + t.nic_seconds);
   }
@@ -248,7 +255,7 @@ std::vector<double> hidden_in_gaps(const Setup& s, const std::vector<RankMessage
   std::vector<double> hidden(msgs.size(), 0);
   for (std::size_t i = 0; i < msgs.size(); i++) {
     const RankMessage& m = msgs[i];
-    if (!m.intra || m.protocol != Protocol::Eager || schedule.gap[i] <= 0 ||
+    if (!m.copied_out() || m.protocol != Protocol::Eager || schedule.gap[i] <= 0 ||
         schedule.at[i] + arrival[i] >= schedule.posting_end[static_cast<std::size_t>(m.to)])
       continue;
     auto* h = s.host_of_rank[m.to];
@@ -275,7 +282,7 @@ void receives_after_posting(const Setup& s, const std::vector<RankMessage>& msgs
   std::map<std::int64_t, double> receiver_least;
   for (std::size_t i = 0; i < msgs.size(); i++) {
     const RankMessage& m = msgs[i];
-    if (!m.intra || hidden[i] >= 1)
+    if (!m.copied_out() || hidden[i] >= 1)
       continue;
     const CopyCost c = s.intra_copy_on(s.host_of_rank[m.from], m.bytes);
     const double parts = static_cast<double>(m.parts) * (1 - hidden[i]);
@@ -453,7 +460,8 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     if (!m.intra)
       continue;
     auto* h = s.host_of_rank[m.to];
-    copy_out_least[i] = s.intra_copy_on(s.host_of_rank[m.from], m.bytes).least_seconds;
+    if (m.copied_out())
+      copy_out_least[i] = s.intra_copy_on(s.host_of_rank[m.from], m.bytes).least_seconds;
     if (m.protocol == Protocol::SingleCopy && m.from != m.to) {
       auto [it, added] = startup_at.emplace(std::make_pair(h, m.bytes), 0.0);
       if (added)
@@ -500,7 +508,8 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     if (m.intra) {
       const CopyCost c = s.intra_copy_on(s.host_of_rank[m.from], m.bytes);
       const double parts = static_cast<double>(m.parts);
-      t.copy_bus_bytes += c.bus_bytes * parts;
+      if (m.copied_out())
+        t.copy_bus_bytes += c.bus_bytes * parts;
       t.copy_in_bus_bytes += c.bus_bytes * parts;
       if (m.protocol == Protocol::Eager)
         t.copy_least = std::max(t.copy_least, sender_least[{ti, m.from}] += c.least_seconds * parts);

@@ -66,6 +66,11 @@ TEST_CASE("halo predicted completions: closed forms of each protocol", "[halo]")
   CHECK(halo::predicted_time(Protocol::Eager, t, p) == Approx(2 * 4 * copy + 3e-6));
   t.bus_seconds = 1e-3;
   CHECK(halo::predicted_time(Protocol::Eager, t, p) == Approx(1e-3 + 2 * copy + 3e-6));
+  // A message to itself: one copy, straight into the posted receive (MPI's self transport).
+  t.bus_seconds = 0;
+  t.eager_in_flight = 0;
+  t.self = true;
+  CHECK(halo::predicted_time(Protocol::Eager, t, p) == Approx(4 * copy));
 }
 
 TEST_CASE("halo dynamic policy: leaves the static choice only for a clear gain", "[halo]")
