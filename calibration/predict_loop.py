@@ -6,8 +6,9 @@ the same exchange natively (build/bin/halo_mpi under mpirun, median of its itera
 print the error per size. STREAM goes into the profile, as on a cluster, but the SMPI-mode
 prediction reads none of it (the copies within MPI are in the ping-pong times). The halo
 model's default (detailed) mode charges those copies itself: at the cached-copy rates of
-calib_copy (measured in every round beside the ping-pong, into the profiles), after the single
-copy's start-up that the ping-pong fit gives past its protocol switch. It is predicted too and
+calib_copy (measured in every round beside the ping-pong, into the profiles), each single copy
+no faster than the ping-pong fit at its size and after the fit's latency there as its
+start-up. It is predicted too and
 its errors (pooled and paired) printed beside; the loop checks SMPI mode.
 
 The machine is shared and its speed drifts from one minute to the next: the loop takes
