@@ -2,6 +2,8 @@
 ping-ping message, over w - 1, fitted piecewise below the protocol switch into the profile's
 message_gaps (SimGrid's smpi/os syntax); bad windows refused."""
 
+import json
+
 import h5py
 import numpy as np
 import pytest
@@ -78,6 +80,38 @@ def test_gaps_recovered_below_the_protocol_switch(tmp_path):
     assert q["r2"] == pytest.approx(1, abs=1e-9)
     assert q["segments"][1]["seconds"] == pytest.approx(0.4e-6, rel=1e-4)
     assert q["segments"][1]["seconds_per_byte"] == pytest.approx(1e-10, rel=1e-3)
+
+
+def smpi_law(text):
+    """Evaluates a law as SimGrid reads smpi/ois (smpi_host.cpp): an entry for the sizes above
+    its X, the first one also below."""
+    steps = sorted(tuple(float(x) for x in e.split(":")) for e in text.split(";"))
+
+    def at(s):
+        out = steps[0][1] + steps[0][2] * s
+        for bound, base, per_byte in steps:
+            if s <= bound:
+                break
+            out = base + per_byte * s
+        return max(out, 0.0)
+    return at
+
+
+def test_calibrate_prints_the_gaps_as_smpi_reads_smpi_ois(tmp_path):
+    """For smpirun: each placement's gaps in SMPI's reading (an entry above its X), the fitted
+    gap at every size below the protocol switch (the sizes of the law's breakpoints too) and
+    none from it on, where the fitted law would go on."""
+    trace = network(tmp_path)
+    add_windows(trace)
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 0, res.stderr
+    line = next(x for x in res.stdout.splitlines() if "message gaps (intra-node)" in x)
+    text = line.split("--cfg=smpi/ois:")[1].strip("'")
+    at_smpi = smpi_law(text)
+    at, _ = law(json.loads(out.read_text())["message_gaps"]["intra-node"])
+    for s in [1, 2, 255, 256, 257, 1000, 4095]:
+        assert at_smpi(s) == at(s), s
+    assert at(4096) > 0 and at_smpi(4096) == 0 and at_smpi(65536) == 0
 
 
 def test_gaps_under_noise(tmp_path):

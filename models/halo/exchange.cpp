@@ -197,6 +197,7 @@ void Exchange::start(simcore::SimContext& ctx)
   // consecutive messages, in its posting order.
   smpi_lanes_.assign(agents, {});
   smpi_eager_out_.assign(agents, {});
+  smpi_ois_.assign(agents, {});
   if (s_.mode == Mode::Smpi)
     for (std::size_t a = 0; a < agents; a++) {
       auto messages_of = [&](const std::vector<std::size_t>& transfers) {
@@ -213,7 +214,7 @@ void Exchange::start(simcore::SimContext& ctx)
           return;
         for (std::size_t i = 0; i < messages.size(); i++) {
           if (i % per_lane == 0)
-            smpi_lanes_[a].push_back({{}, sends, false});
+            smpi_lanes_[a].push_back({{}, sends, false, i});
           SmpiLane& lane = smpi_lanes_[a].back();
           lane.messages.push_back(messages[i]);
           lane.rendezvous = lane.rendezvous || (sends && !smpi_eager(plan_.transfers[messages[i]]));
@@ -223,6 +224,12 @@ void Exchange::start(simcore::SimContext& ctx)
       split(out, true);
       if (!smpi_lanes_[a].empty())
         lanes_done_[a] = sg4::Semaphore::create(0);
+      // SMPI's MPI_Isend sleeps smpi/ois (at the message's size) before it posts the message.
+      if (s_.smpi_ois)
+        for (std::size_t ti : out) {
+          const Transfer& t = plan_.transfers[ti];
+          smpi_ois_[a].push_back(s_.smpi_ois->at(t.total / static_cast<double>(t.messages)));
+        }
     }
   for (std::size_t a = 0; a < agents; a++) {
     const std::string name = s_.granularity == Granularity::Node ? "node-" + plan_.host[a]->get_name()
@@ -304,6 +311,7 @@ void Exchange::exchange_smpi(std::size_t a)
   eager_out.erase(std::remove_if(eager_out.begin(), eager_out.end(), [](const sg4::CommPtr& c) { return c->test(); }),
                   eager_out.end());
   const auto& lanes = smpi_lanes_[a];
+  const double start = sg4::Engine::get_clock();
   bool lanes_in = false, lanes_out = false;
   std::size_t waited_lanes = 0;
   for (std::size_t k = 0; k < lanes.size(); k++) {
@@ -311,7 +319,7 @@ void Exchange::exchange_smpi(std::size_t a)
     if (!lanes[k].sends || lanes[k].rendezvous)
       waited_lanes++;
     ctx_->create_actor(agent_name_[a] + "-smpi-" + std::to_string(k), plan_.host[a],
-                       [this, a, k] { run_smpi_lane(a, k); });
+                       [this, a, k, start] { run_smpi_lane(a, k, start); });
   }
   std::vector<sg4::CommPtr> comms;
   std::vector<void*> sinks;
@@ -325,13 +333,25 @@ void Exchange::exchange_smpi(std::size_t a)
       for (std::int64_t m = 0; m < plan_.transfers[ti].messages; m++)
         comms.push_back(channels_[ti].data->get_async<void>(&sinks[k++]));
   }
-  if (!lanes_out)
+  if (!lanes_out) {
+    double at = start;
+    std::size_t k = 0;
     for (std::size_t ti : plan_.out[a])
       for (std::int64_t m = 0; m < plan_.transfers[ti].messages; m++)
-        (smpi_eager(plan_.transfers[ti]) ? eager_out : comms).push_back(smpi_send(ti));
+        (smpi_eager(plan_.transfers[ti]) ? eager_out : comms).push_back(smpi_post_send(a, k++, ti, at));
+  }
   sg4::Comm::wait_all(comms);
   for (std::size_t k = 0; k < waited_lanes; k++)
     lanes_done_[a]->acquire();
+  // With smpi/ois a rank is not done before its last send is posted, even where its lanes
+  // post its sends and none of them is waited for.
+  if (lanes_out && !smpi_ois_[a].empty()) {
+    double at = start;
+    for (double o : smpi_ois_[a])
+      at += o > 0 ? o : 0;
+    if (sg4::Engine::get_clock() < at)
+      sg4::this_actor::sleep_until(at);
+  }
 }
 
 /* SMPI detaches a send below its threshold: the plan's protocol in SMPI mode (smpi_protocol). */
@@ -352,19 +372,37 @@ sg4::CommPtr Exchange::smpi_send(std::size_t ti)
   return c;
 }
 
+/* SMPI's MPI_Isend with smpi/ois: the agent's sends go one after another, each after its
+ * sleep; `at` follows the agent's clock as its sleeps one after another would move it, so
+ * that a lane posting sends k... lands them when the agent itself would have. */
+sg4::CommPtr Exchange::smpi_post_send(std::size_t a, std::size_t k, std::size_t ti, double& at)
+{
+  if (!smpi_ois_[a].empty() && smpi_ois_[a][k] > 0) {
+    at += smpi_ois_[a][k];
+    sg4::this_actor::sleep_until(at);
+  }
+  return smpi_send(ti);
+}
+
 /* An SMPI lane: its receives, or its sends, then its agent's release once those its agent
- * waits for are done; a lane of sends then waits for its eager ones (detached for its agent). */
-void Exchange::run_smpi_lane(std::size_t a, std::size_t lane)
+ * waits for are done; a lane of sends then waits for its eager ones (detached for its agent).
+ * A lane of sends starts with its agent's exchange (`start`) and, with smpi/ois, posts each
+ * of its sends when the agent, sleeping before each send of its own, would have. */
+void Exchange::run_smpi_lane(std::size_t a, std::size_t lane, double start)
 {
   const SmpiLane& l = smpi_lanes_[a][lane];
   std::vector<sg4::CommPtr> waited, eager;
   std::vector<void*> sinks(l.sends ? 0 : l.messages.size());
+  double at = start;
+  if (l.sends && !smpi_ois_[a].empty())
+    for (std::size_t k = 0; k < l.first; k++)
+      at += smpi_ois_[a][k] > 0 ? smpi_ois_[a][k] : 0;
   for (std::size_t i = 0; i < l.messages.size(); i++) {
     const std::size_t ti = l.messages[i];
     if (!l.sends)
       waited.push_back(channels_[ti].data->get_async<void>(&sinks[i]));
     else
-      (smpi_eager(plan_.transfers[ti]) ? eager : waited).push_back(smpi_send(ti));
+      (smpi_eager(plan_.transfers[ti]) ? eager : waited).push_back(smpi_post_send(a, l.first + i, ti, at));
   }
   sg4::Comm::wait_all(waited);
   if (!l.sends || l.rendezvous)

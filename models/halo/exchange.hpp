@@ -55,8 +55,12 @@ private:
     std::vector<std::size_t> messages;
     bool sends = false;
     bool rendezvous = false; ///< sends: one of them is past the eager limit (its agent waits for it)
+    std::size_t first = 0;   ///< sends: its first message's place among its agent's sends
   };
-  void run_smpi_lane(std::size_t agent, std::size_t lane);
+  void run_smpi_lane(std::size_t agent, std::size_t lane, double start);
+  /** SMPI mode: post send `k` of `agent` (its k-th message, transfer `ti`) once its agent is
+   *  done sleeping smpi/ois before it (`at`, the simulated time, moves on by that sleep). */
+  simgrid::s4u::CommPtr smpi_post_send(std::size_t agent, std::size_t k, std::size_t ti, double& at);
   bool smpi_eager(const Transfer& t) const;           ///< SMPI mode: its messages are detached sends
   simgrid::s4u::CommPtr smpi_send(std::size_t transfer); ///< SMPI mode: one message of it, started
   /** Iterations [first, ...) of an agent: a bounded number of them, then a successor actor
@@ -97,6 +101,8 @@ private:
    *  SimGrid 3.32 keeps every detached communication in one list for the whole simulation
    *  and walks it each time one ends; the agent keeps them instead and lets them go once done. */
   std::vector<std::vector<simgrid::s4u::CommPtr>> smpi_eager_out_;
+  /** SMPI mode with smpi/ois, per agent: what it sleeps before each of its sends, in order. */
+  std::vector<std::vector<double>> smpi_ois_;
   std::vector<std::int64_t> posts_; ///< per transfer: how many times it was posted (its next iteration)
   double precision_ = 1e-9;         ///< SimGrid's timing precision (surf/precision)
   std::vector<double> copier_from_; ///< rank granularity, per agent: when its copier may start (done posting)

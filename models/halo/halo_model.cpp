@@ -7,9 +7,13 @@
 #include <simcore/model_registry.hpp>
 #include <simcore/process_grid.hpp>
 
+#include <xbt/log.h>
+
 #include <memory>
 #include <optional>
 #include <regex>
+
+XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(model_halo);
 
 namespace {
 
@@ -19,6 +23,44 @@ using simcore::ParamType;
 std::string list_text(const halo::Ext& e)
 {
   return std::to_string(e[0]) + "," + std::to_string(e[1]) + "," + std::to_string(e[2]);
+}
+
+/** SMPI mode's smpi/ois (what SMPI's MPI_Isend sleeps before it posts a message): a law in
+ *  SimGrid's syntax, read as SMPI reads it, or the name of a placement whose message gaps the
+ *  profile holds (its law as SMPI reads it, none past the placement's fitted protocol switch,
+ *  where the law has no data). The law SMPI would take goes to the log (verbose), for smpirun. */
+simcore::GapLaw smpi_ois(const simcore::SimContext& ctx, halo::Mode mode)
+{
+  using P = simcore::MessageGaps::Placement;
+  const std::string v = ctx.params().get_string("smpi_ois");
+  if (mode != halo::Mode::Smpi)
+    throw ctx.param_error("smpi_ois", "parameter 'smpi_ois' is SMPI's overhead of MPI_Isend and applies to mode "
+                                      "'smpi' only (the detailed mode charges message_gap); expected mode=smpi");
+  std::string text = v;
+  if (v == "intra-node" || v == "inter-node" || v == "self") {
+    const P placement = v == "intra-node" ? P::IntraNode : v == "inter-node" ? P::InterNode : P::Self;
+    const auto& law = ctx.calibration().message_gaps().law(placement);
+    if (!law)
+      throw ctx.param_error("smpi_ois", "parameter 'smpi_ois' = '" + v + "': the calibration profile has no " +
+                                            "message_gaps." + v + "; expected a profile fitted from calib_pingpong's " +
+                                            (placement == P::Self ? "self" : "exchange") +
+                                            " windows, or a law BYTES:SECONDS:SECONDS_PER_BYTE;...");
+    const std::string cut = placement == P::InterNode ? "network_protocol_switch_inter_node"
+                                                      : "network_protocol_switch_intra_node";
+    std::optional<double> none_from;
+    if (ctx.calibration().has_rate(cut))
+      none_from = ctx.calibration().rate(cut, simcore::Quantity::Size);
+    text = law->smpi_text(none_from);
+  }
+  simcore::GapLaw law;
+  try {
+    law = simcore::GapLaw::parse_smpi(text, "");
+  } catch (const simcore::InputError& e) {
+    throw ctx.param_error("smpi_ois", "parameter 'smpi_ois' = '" + v + "': " + e.detail() +
+                                          "; or intra-node, inter-node or self (the profile's message gaps)");
+  }
+  XBT_VERB("smpi_ois: %s (for smpirun: --cfg=smpi/ois:'%s')", v.c_str(), text.c_str());
+  return law;
 }
 
 /** The cached-copy rates of `host` (all hosts: ""): each the scenario's where it gives one,
@@ -151,6 +193,8 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
   if (s.mode == halo::Mode::Smpi && s.granularity == halo::Granularity::Node)
     throw ctx.param_error("granularity", "parameter 'granularity' = 'node' cannot be used with mode 'smpi' "
                                          "(SMPI sends every message on its own); expected 'rank'");
+  if (p.given("smpi_ois"))
+    s.smpi_ois = smpi_ois(ctx, s.mode);
 
   // Placement: `ranks_per_node` ranks on each matching host, block or round robin.
   std::regex re;
@@ -281,6 +325,12 @@ simcore::ModelInfo make_info()
                                   "transport); unless given, the profile's 'message_gaps' for 'self' "
                                   "(calib_pingpong's self_window), else 0")
                   .at_least(0),
+              ParamSpec::string("smpi_ois", "",
+                                "smpi mode: what MPI_Isend sleeps before it posts a message, as SMPI's smpi/ois: "
+                                "a law BYTES:SECONDS:SECONDS_PER_BYTE;... read as SMPI reads it (an entry holds "
+                                "above its size, the first also below), or intra-node, inter-node or self: the "
+                                "profile's message gaps of that placement (none from its fitted protocol switch "
+                                "on), for every message as SMPI has one law; unless given, none"),
               ParamSpec::quantity("pipeline_chunk", ParamType::Size, "128KiB",
                                   "chunk of a pipelined transfer (Open MPI btl_tcp_max_send_size)")
                   .at_least(1),

@@ -42,6 +42,9 @@ struct Setup {
    *  profile's law by size and placement, else none. */
   std::optional<double> fixed_message_gap, fixed_self_gap;
   simcore::MessageGaps message_gaps;
+  /** SMPI mode: what SMPI's MPI_Isend sleeps before it posts a message (smpi/ois), by the
+   *  message's size, whatever its placement; none where not given. */
+  std::optional<simcore::GapLaw> smpi_ois;
 
   double message_gap(double bytes, bool intra, bool self) const
   {

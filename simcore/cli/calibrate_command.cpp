@@ -2,12 +2,14 @@
 #include "commands.hpp"
 
 #include "simcore/error.hpp"
+#include "simcore/message_gaps.hpp"
 
 #include <calibration/bench_options.hpp>
 #include <calibration/profile_fitter.hpp>
 
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 namespace simcore::cli {
 namespace {
@@ -95,6 +97,26 @@ void print_network_quality(const nlohmann::ordered_json& n)
     std::printf("    protocol switch at %.0f B\n", n["protocol_switch"].get<double>());
 }
 
+/** Each placement's message gaps as SMPI reads smpi/ois (for smpirun; the halo model's SMPI
+ *  mode takes the same with smpi_ois = the placement), none from the placement's protocol
+ *  switch on, where the law has no data. */
+void print_message_gaps(const nlohmann::ordered_json& profile)
+{
+  if (!profile.contains("message_gaps"))
+    return;
+  const auto& rates = profile["rates"];
+  for (const auto& [placement, text] : profile["message_gaps"].items()) {
+    const std::string cut = placement == "inter-node" ? "network_protocol_switch_inter_node"
+                                                      : "network_protocol_switch_intra_node";
+    std::optional<double> none_from;
+    if (rates.contains(cut))
+      none_from = rates[cut]["value"].get<double>();
+    const auto law = GapLaw::parse(text.get<std::string>(), "message_gaps." + placement);
+    std::printf("  message gaps (%s), as smpi/ois: --cfg=smpi/ois:'%s'\n", placement.c_str(),
+                law.smpi_text(none_from).c_str());
+  }
+}
+
 void print_rates(const nlohmann::ordered_json& rates)
 {
   if (rates.contains("memcpy_bandwidth")) {
@@ -145,6 +167,7 @@ int calibrate(const Args& args)
   const auto& q = profile["quality"];
   if (q.contains("network"))
     print_network_quality(q["network"]);
+  print_message_gaps(profile);
   print_rates(profile["rates"]);
   print_notes(q);
   return 0;

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 namespace simcore {
@@ -23,6 +25,18 @@ bool read_coefficient(const std::string& text, double& out, bool negative)
   char* end = nullptr;
   out = std::strtod(text.c_str(), &end);
   return end != nullptr && *end == '\0' && std::isfinite(out);
+}
+
+/** The fewest significant digits that read back as `v`. */
+std::string shortest(double v)
+{
+  char buf[32];
+  for (int digits = 6; digits <= 17; digits++) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v)
+      break;
+  }
+  return buf;
 }
 
 } // namespace
@@ -55,6 +69,44 @@ GapLaw GapLaw::parse(const std::string& text, const std::string& where)
     if (std::get<0>(out.steps_[i]) == std::get<0>(out.steps_[i - 1]))
       throw InputError(where, "'" + text + "' gives the threshold " +
                                   std::to_string(std::llround(std::get<0>(out.steps_[i]))) + " twice; expected each once");
+  return out;
+}
+
+GapLaw GapLaw::parse_smpi(const std::string& text, const std::string& where)
+{
+  // SimGrid's cost function (smpi_host.cpp) starts with the first entry and takes entry k
+  // once the size passes entry k's X: in this class's reading, the first entry from 0 bytes
+  // and every other from X + 1.
+  GapLaw out = parse(text, where);
+  for (std::size_t k = 0; k < out.steps_.size(); k++)
+    std::get<0>(out.steps_[k]) = k == 0 ? 0.0 : std::get<0>(out.steps_[k]) + 1;
+  return out;
+}
+
+std::string GapLaw::smpi_text(std::optional<double> none_from) const
+{
+  const double cut = none_from ? std::max(std::ceil(*none_from), 0.0) : std::numeric_limits<double>::infinity();
+  // SMPI applies an entry X to the sizes above X: this class's entry from X is SMPI's X - 1.
+  // Its first entry holds below its own X as well, so a law that starts above 1 byte gets a
+  // first entry of none. Entries from 0 and from 1 byte both become SMPI's 0: the one from 1
+  // byte is kept (a message of 0 bytes takes it).
+  std::vector<std::tuple<double, double, double>> entries;
+  auto add = [&](double bound, double seconds, double per_byte) {
+    if (!entries.empty() && std::get<0>(entries.back()) == bound)
+      entries.pop_back();
+    entries.emplace_back(bound, seconds, per_byte);
+  };
+  if (std::get<0>(steps_.front()) > 1)
+    add(0, 0, 0);
+  for (const auto& [bound, seconds, per_byte] : steps_)
+    if (bound < cut)
+      add(std::max(bound - 1, 0.0), seconds, per_byte);
+  if (std::isfinite(cut))
+    add(std::max(cut - 1, 0.0), 0, 0);
+  std::string out;
+  for (const auto& [bound, seconds, per_byte] : entries)
+    out += (out.empty() ? "" : ";") + std::to_string(std::llround(bound)) + ":" + shortest(seconds) + ":" +
+           shortest(per_byte);
   return out;
 }
 

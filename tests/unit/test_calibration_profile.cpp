@@ -4,10 +4,13 @@
 #include "simcore/calibration_profile.hpp"
 #include "simcore/error.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <unistd.h>
+#include <vector>
 
 using nlohmann::json;
 using simcore::CalibrationProfile;
@@ -276,6 +279,54 @@ TEST_CASE("GapLaw reads SimGrid's smpi/os syntax: the entry of the largest thres
                     "p (message_gaps.intra-node): '0:1e-6:0;0:2e-6:0' gives the threshold 0 twice; expected each once");
   CHECK_THROWS_WITH(simcore::GapLaw::parse("0:1:-1", "p"),
                     Catch::Contains("entry '0:1:-1' of '0:1:-1'; expected BYTES:SECONDS:SECONDS_PER_BYTE"));
+}
+
+namespace {
+/** SimGrid's reading of smpi/os, smpi/ois and smpi/or (smpi_host.cpp, 3.32), written out on
+ *  its own: entries sorted by X; start with the first; at the first X the size does not pass,
+ *  stop with what was taken; else take that entry and go on. */
+double smpi_reading(std::vector<std::tuple<double, double, double>> entries, double size)
+{
+  std::sort(entries.begin(), entries.end());
+  double current = std::get<1>(entries.front()) + std::get<2>(entries.front()) * size;
+  for (const auto& [x, seconds, per_byte] : entries) {
+    if (size <= x)
+      return current;
+    current = seconds + per_byte * size;
+  }
+  return current;
+}
+} // namespace
+
+TEST_CASE("GapLaw::parse_smpi reads a law as SMPI does, and smpi_text writes one for it", "[calibration]")
+{
+  // An entry holds for the sizes above its X; the first below its own X as well.
+  const std::vector<std::tuple<double, double, double>> entries{{100, 1e-6, 0}, {127, 3e-7, 1e-10}, {2047, 2e-6, 0}};
+  const auto smpi = simcore::GapLaw::parse_smpi("2047:2e-6:0;100:1e-6:0;127:3e-7:1e-10", "p");
+  for (double size : {0.0, 1.0, 99.0, 100.0, 101.0, 127.0, 128.0, 2047.0, 2048.0, 1e6})
+    CHECK(smpi.at(size) == smpi_reading(entries, size));
+  CHECK(smpi.at(127) == 1e-6);
+  CHECK(smpi.at(128) == 3e-7 + 128e-10);
+  CHECK(smpi.text() == "2047:2e-6:0;100:1e-6:0;127:3e-7:1e-10");
+  CHECK_THROWS_WITH(simcore::GapLaw::parse_smpi("0:1e-6", "p"), Catch::Contains("entry '0:1e-6' of '0:1e-6'"));
+
+  // This project's laws (an entry from its X on, none below the first), written for SMPI and
+  // read back: the same gap at every size of one byte or more.
+  for (const char* text : {"0:2.09248e-07:0;12:2.85334e-07:2.31257e-09;96:1.00164e-07:3.08689e-09;1536:1.04409e-06:0",
+                           "200:1e-5:0;800:3e-5:0", "1:1e-6:0;2:2e-6:0", "0:1e-6:0;1:2e-6:0;3:3e-6:0"}) {
+    const auto law = simcore::GapLaw::parse(text, "p");
+    const auto back = simcore::GapLaw::parse_smpi(law.smpi_text(), "p");
+    for (double size = 1; size < 4000; size++)
+      REQUIRE(back.at(size) == law.at(size));
+    // With none from 1,024 B on (a protocol switch), 0 from there, the same below.
+    const auto cut = simcore::GapLaw::parse_smpi(law.smpi_text(1024), "p");
+    for (double size = 1; size < 4000; size++)
+      REQUIRE(cut.at(size) == (size < 1024 ? law.at(size) : 0.0));
+  }
+  CHECK(simcore::GapLaw::parse("200:1e-5:0;800:3e-5:1e-9", "p").smpi_text(4096) == "0:0:0;199:1e-05:0;799:3e-05:1e-09;4095:0:0");
+  CHECK(simcore::GapLaw::parse("0:2.09248e-07:0;12:2.85334e-07:2.31257e-09", "p").smpi_text() ==
+        "0:2.09248e-07:0;11:2.85334e-07:2.31257e-09");
+  CHECK(simcore::GapLaw::parse("0:1e-6:0", "p").smpi_text(1) == "0:0:0");
 }
 
 TEST_CASE("CalibrationProfile: message gaps by placement", "[calibration]")

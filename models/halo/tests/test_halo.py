@@ -253,6 +253,12 @@ def test_classes_table_names_the_protocol_per_class(tmp_path):
     (dict(ranks=3, procs="3,1,1"), "needs 3 nodes at 1 ranks per node, but only 2 hosts match"),
     (dict(element_size="0B"), "is out of range"),
     (dict(mode="smpi", granularity="node"), "parameter 'granularity' = 'node' cannot be used with mode 'smpi'"),
+    (dict(smpi_ois="0:1e-6:0"), "parameter 'smpi_ois' is SMPI's overhead of MPI_Isend and applies to mode 'smpi' only"),
+    (dict(mode="smpi", smpi_ois="0:1e-6"), "parameter 'smpi_ois' = '0:1e-6': entry '0:1e-6' of '0:1e-6'; expected "
+                                           "BYTES:SECONDS:SECONDS_PER_BYTE"),
+    (dict(mode="smpi", smpi_ois="0:1e-6:0;0:2e-6:0"), "gives the threshold 0 twice"),
+    (dict(mode="smpi", smpi_ois="intra-node"), "parameter 'smpi_ois' = 'intra-node': the calibration profile has no "
+                                               "message_gaps.intra-node"),
 ])
 def test_bad_input_names_the_parameter(tmp_path, params, message):
     with pytest.raises(simcore.InputError) as e:
@@ -470,6 +476,56 @@ def test_smpi_mode_charges_no_message_gap(tmp_path):
     base = dict(ranks_per_node=2, variables=5, bundled="false", mode="smpi")
     assert (scenario(tmp_path, message_gap="1ms", **base).run().metrics["makespan"] ==
             scenario(tmp_path, **base).run().metrics["makespan"])
+
+
+OIS = 30e-6  # s: more than a message takes (L + 816 / B), so that one rank's messages never overlap
+
+
+@pytest.mark.parametrize("law, each", [
+    ("0:30e-6:0", OIS),
+    ("0:30e-6:0;799:40e-6:0", 40e-6),     # SMPI takes an entry for the sizes above its X: 800 B > 799
+    ("0:30e-6:0;800:40e-6:0", OIS),       # ... and 800 B is not above 800
+    ("0:1e-6:3.5e-8", 1e-6 + 800 * 3.5e-8),  # per byte of the message, without SMPI's envelope
+    ("100:30e-6:0;5000:0:0", OIS),        # the first entry holds below its X too
+])
+@pytest.mark.parametrize("lanes", [32, 2])
+def test_smpi_mode_sleeps_smpi_ois_before_each_send(tmp_path, law, each, lanes):
+    """As SMPI's MPI_Isend with smpi/ois: a rank sleeps the law at the message's size before
+    each send, one send after another, so its fifth 800 B message leaves after five sleeps,
+    whether the rank posts its sends itself or hands them to lanes of two."""
+    res = scenario(tmp_path, mode="smpi", variables=5, bundled="false", smpi_ois=law, transfers_per_actor=lanes).run()
+    assert res.metrics["makespan"] == pytest.approx(5 * each + L + (800 + SMPI_ENVELOPE) / B, rel=1e-12)
+    assert res.metrics["communication_time_mean"] == pytest.approx(res.metrics["makespan"], rel=1e-12)
+
+
+def test_smpi_mode_sleeps_smpi_ois_before_a_rendezvous_send_too(tmp_path):
+    # SMPI sleeps before every MPI_Isend, detached or not: an 80 kB face is sent after it.
+    res = scenario(tmp_path, mode="smpi", local_cells="1,100,100", smpi_ois="0:5e-6:0").run()
+    assert res.metrics["inter_rendezvous_messages"] == 2
+    assert res.metrics["makespan"] == pytest.approx(5e-6 + L + (80000 + SMPI_ENVELOPE) / B, rel=1e-12)
+
+
+def test_smpi_ois_from_a_profile_is_its_gap_law_as_smpi_reads_it(tmp_path):
+    """smpi_ois = intra-node takes the profile's intra-node message gaps (this project's reading:
+    an entry from its X on, none below the first) as SMPI would with the string logged for
+    smpirun, and none from the fitted protocol switch on: a 100 B face (below the first entry)
+    sleeps nothing, 800 B the entry from 800, 4,000 B the one from 1,000 and 8,000 B (past
+    the switch) nothing."""
+    profile = tmp_path / "p.json"
+    profile.write_text('{"message_gaps": {"intra-node": "200:1e-5:0;800:3e-5:0;1000:3e-5:1e-9"},'
+                       ' "rates": {"network_protocol_switch_intra_node": {"value": 4096, "unit": "B"}}}')
+    for element, each in (("1B", 0), ("8B", 3e-5), ("40B", 3e-5 + 4000e-9), ("80B", 0)):
+        face = int(element[:-1]) * 100
+        common = dict(mode="smpi", variables=5, bundled="false", element_size=element)
+        given = scenario(tmp_path, smpi_ois="intra-node", **common)
+        given.calibration = profile
+        res = given.run()
+        # Without sleeps the five messages share the route; with them each goes alone.
+        alone = 5 * each + L + (face + SMPI_ENVELOPE) / B
+        assert res.metrics["makespan"] == pytest.approx(alone if each else L + 5 * (face + SMPI_ENVELOPE) / B, rel=1e-12)
+        # The same law written out as SMPI reads it.
+        smpi = scenario(tmp_path, smpi_ois="0:0:0;199:1e-05:0;799:3e-05:0;999:3e-05:1e-09;4095:0:0", **common)
+        assert smpi.run().metrics["makespan"] == res.metrics["makespan"]
 
 
 def single_node_scenario(tmp_path, loopback_bw="10e9", **params):

@@ -28,6 +28,28 @@ def test_smpi_mode_equals_smpi(case):
     assert detailed > 0
 
 
+# A law with thresholds where the cases' messages are: 8 B corners, 128 B edges (above 127),
+# 512 B and 2,048 B faces (above 2,047); 8, 32 and 128 B in the third case.
+SMPI_OIS = "0:1e-7:0;127:3e-7:1e-10;2047:1e-6:0"
+
+
+@needs_smpi
+@pytest.mark.parametrize("case", [("small_cluster.xml", "c-", 2, 1, 8, 5, 7, False),
+                                  ("small_cluster.xml", "c-", 8, 4, 16, 8, 27, False),
+                                  ("small_cluster.xml", "c-", 16, 2, 4, 10, 27, False)],
+                         ids=["2r-7pt", "8r-27pt-lanes", "16r-27pt"])
+def test_smpi_mode_with_smpi_ois_equals_smpi(case):
+    """SMPI's MPI_Isend sleeps smpi/ois before each message: started together (no barrier,
+    whose own messages sleep too and let the ranks out apart: 5 to 24 % more there), SMPI
+    mode with the same law gives SMPI's time, by the law's reading at every threshold, with
+    200 messages a rank handed to lanes in the second case. The law costs the first case
+    1.8 x its time without it."""
+    smpi, equivalent, _ = compare_smpi.compare(case, BUILD, barrier=False, ois=SMPI_OIS)
+    assert equivalent == pytest.approx(smpi, rel=1e-9)
+    without = compare_smpi.model_time(BUILD, *case, 3, True)
+    assert equivalent > 1.5 * without
+
+
 @needs_smpi
 def test_mpi_program_refuses_a_grid_that_does_not_match(tmp_path):
     import subprocess

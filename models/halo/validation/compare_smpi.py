@@ -45,15 +45,15 @@ SMALL = [c for c in CASES if c[2] <= 16]
 
 
 def smpi_run(build, platform, hosts, ranks, per_node, local, variables, stencil, bundled, iterations, barrier=True,
-             flops_per_cell=0, overlap=False):
-    """The MPI program's JSON line under smpirun."""
+             flops_per_cell=0, overlap=False, ois=None):
+    """The MPI program's JSON line under smpirun (with `ois`: smpi/ois, what MPI_Isend sleeps)."""
     with tempfile.TemporaryDirectory() as tmp:
         hostfile = pathlib.Path(tmp) / "hosts"
         hostfile.write_text("".join(f"{hosts}{r // per_node}\n" for r in range(ranks)))
         cmd = ["smpirun", "-np", str(ranks), "-platform", str(ROOT / "platforms" / platform), "-hostfile",
                str(hostfile), "--cfg=smpi/simulate-computation:no", "--log=root.thres:critical",
                # MPI_Wtime would add 10 ns of its own to every measured time
-               "--cfg=smpi/wtime:0",
+               "--cfg=smpi/wtime:0", *([f"--cfg=smpi/ois:{ois}"] if ois else []),
                str(build / "bin" / "halo_mpi_smpi"), "--local", f"{local},{local},{local}", "--variables",
                str(variables), "--stencil", str(stencil), "--bundled", str(int(bundled)), "--iterations",
                str(iterations), "--warmup", "2" if barrier else "0", "--barrier", str(int(barrier)),
@@ -62,13 +62,14 @@ def smpi_run(build, platform, hosts, ranks, per_node, local, variables, stencil,
     return json.loads(out.strip().splitlines()[-1])
 
 
-def smpi_time(build, *case_and_iterations, barrier=True):
-    return smpi_run(build, *case_and_iterations, barrier=barrier)["communication_time_max"]
+def smpi_time(build, *case_and_iterations, barrier=True, ois=None):
+    return smpi_run(build, *case_and_iterations, barrier=barrier, ois=ois)["communication_time_max"]
 
 
 def model_run(build, platform, hosts, ranks, per_node, local, variables, stencil, bundled, iterations, smpi_mode,
-              flops_per_cell=0, overlap=False):
-    """The model's metrics for the same case."""
+              flops_per_cell=0, overlap=False, ois=None, extra=None):
+    """The model's metrics for the same case (`ois`: the law of parameter smpi_ois; `extra`:
+    more parameters)."""
     with tempfile.TemporaryDirectory() as tmp:
         scenario = pathlib.Path(tmp) / "s.xml"
         params = dict(ranks=ranks, local_cells=f"{local},{local},{local}", variables=variables,
@@ -77,6 +78,9 @@ def model_run(build, platform, hosts, ranks, per_node, local, variables, stencil
                       hosts=f"{hosts}.*")
         if smpi_mode:
             params["mode"] = "smpi"
+        if ois:
+            params["smpi_ois"] = ois
+        params.update(extra or {})
         lines = ['<?xml version="1.0"?>', '<scenario model="halo" seed="1">',
                  f'  <platform file="{ROOT / "platforms" / platform}"/>']
         lines += [f'  <param name="{k}" value="{v}"/>' for k, v in params.items()]
@@ -90,13 +94,13 @@ def model_run(build, platform, hosts, ranks, per_node, local, variables, stencil
     return json.loads(out)["metrics"]
 
 
-def model_time(build, *case_and_iterations_and_mode):
-    return model_run(build, *case_and_iterations_and_mode)["communication_time_slowest"]
+def model_time(build, *case_and_iterations_and_mode, **options):
+    return model_run(build, *case_and_iterations_and_mode, **options)["communication_time_slowest"]
 
 
-def compare(case, build, iterations=3, barrier=True):
-    smpi = smpi_time(build, *case, iterations, barrier=barrier)
-    equivalent = model_time(build, *case, iterations, True)
+def compare(case, build, iterations=3, barrier=True, ois=None):
+    smpi = smpi_time(build, *case, iterations, barrier=barrier, ois=ois)
+    equivalent = model_time(build, *case, iterations, True, ois=ois)
     detailed = model_time(build, *case, iterations, False)
     return smpi, equivalent, detailed
 

@@ -21,9 +21,17 @@ public:
    *  segment may start below 0), seconds per byte finite and >= 0. Throws InputError naming
    *  `where` and the entry. */
   static GapLaw parse(const std::string& text, const std::string& where);
+  /** Reads `text` as SimGrid's smpi/os, smpi/ois and smpi/or are read (the same checks as
+   *  parse): an entry X applies to the messages larger than X, the first entry to every size
+   *  up to the second's X (so also below its own). at() then gives what SMPI sleeps. */
+  static GapLaw parse_smpi(const std::string& text, const std::string& where);
   /** Seconds for a message of `size` bytes, at least 0 (0 below the smallest threshold). */
   double at(double size) const;
   const std::string& text() const { return text_; }
+  /** This law as SMPI reads its smpi/ois (for --cfg=smpi/ois:...; parse_smpi reads it back):
+   *  every size of one byte or more takes what at() gives, and 0 from `none_from` bytes on
+   *  where given (the law's last entry would reach past the sizes it was fitted on). */
+  std::string smpi_text(std::optional<double> none_from = std::nullopt) const;
 
 private:
   std::vector<std::tuple<double, double, double>> steps_; // (threshold, seconds, seconds per byte), ascending
@@ -41,12 +49,13 @@ public:
   /** The gap of a message of `size` bytes, none where the placement has no law. */
   std::optional<double> gap(double size, Placement p) const;
   nlohmann::json to_json() const;
-
-private:
+  /** The placement's law, if the profile has one. */
   const std::optional<GapLaw>& law(Placement p) const
   {
     return p == Placement::IntraNode ? intra_ : p == Placement::InterNode ? inter_ : self_;
   }
+
+private:
   std::optional<GapLaw> intra_, inter_, self_;
 };
 
