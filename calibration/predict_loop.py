@@ -34,11 +34,12 @@ node's memory), in the native run and in both modes of the model. With --stencil
 also exchanges edges and corners (periodic: 26 messages, 18 of them to the other rank), and
 with --unbundled each variable goes in a message of its own: many small messages, whose cost
 a rank pays one after another (the message gaps of calib_pingpong's exchange windows, which
-the detailed mode charges; SMPI mode charges none).
+the detailed mode charges; SMPI mode charges none, unless --smpi-ois: then it sleeps the
+placement's gaps before each send, as SMPI with smpi/ois does).
 
     calibration/predict_loop.py [OUT_DIR] [--rounds 11] [--sizes 16,32,64,128] [--hosts A,B]
                                 [--max-bytes 4194304] [--buffers per-size|shared] [--periodic]
-                                [--stencil 7|27] [--unbundled]
+                                [--stencil 7|27] [--unbundled] [--smpi-ois]
 """
 import argparse
 import json
@@ -85,8 +86,8 @@ def run(cmd, **kw):
 class Shape:
     """The exchange of the loop: boundaries, stencil, one message a neighbour or a variable."""
 
-    def __init__(self, periodic=False, stencil=7, bundled=True):
-        self.periodic, self.stencil, self.bundled = periodic, stencil, bundled
+    def __init__(self, periodic=False, stencil=7, bundled=True, smpi_ois=False):
+        self.periodic, self.stencil, self.bundled, self.smpi_ois = periodic, stencil, bundled, smpi_ois
 
     def native_args(self):
         return ["--periodic", "1" if self.periodic else "0", "--stencil", str(self.stencil),
@@ -104,8 +105,11 @@ def native(where, n, shape):
 
 
 def model(where, profile, n, out_dir, shape, mode="smpi"):
+    # With --smpi-ois, SMPI mode sleeps the profile's message gaps of the placement before each
+    # send, as SMPI with smpi/ois does.
+    ois = ["--set", f"smpi_ois={where.name}"] if mode == "smpi" and shape.smpi_ois else []
     out = run([BIN / "simcore", "run", where.scenario, "--calibration", profile, "--set", f"local_cells={n},{n},{n}",
-               "--set", f"mode={mode}", *shape.model_args(), "--quiet", "--json",
+               "--set", f"mode={mode}", *shape.model_args(), *ois, "--quiet", "--json",
                "--out", out_dir])
     return json.loads(out)["metrics"]["communication_time_slowest"]
 
@@ -127,8 +131,10 @@ def main():
                     help="27: faces, edges and corners (with --periodic, 26 messages a rank: 18 to the other rank)")
     ap.add_argument("--unbundled", action="store_true",
                     help="one message a variable (5 a neighbour) instead of one a neighbour")
+    ap.add_argument("--smpi-ois", action="store_true",
+                    help="SMPI mode sleeps the placement's message gaps before each send (smpi_ois, SMPI's smpi/ois)")
     a = ap.parse_args()
-    shape = Shape(a.periodic, a.stencil, not a.unbundled)
+    shape = Shape(a.periodic, a.stencil, not a.unbundled, a.smpi_ois)
     hosts = a.hosts.split(",") if a.hosts else []
     if a.hosts is not None and (len(hosts) != 2 or not all(hosts) or hosts[0] == hosts[1]):
         ap.error(f"--hosts {a.hosts}: expected two different node names A,B")
@@ -213,7 +219,7 @@ def main():
           f"rounds, each calibrated and predicted on its own), SMPI mode; the detailed mode's errors are beside it; "
           f"traces and profiles: {out}")
     json.dump({"placement": where.name, "hosts": hosts, "periodic": a.periodic, "stencil": a.stencil,
-               "bundled": shape.bundled, "sizes": sizes, "native_s": natives, "model_s": models, "paired_error": paired,
+               "bundled": shape.bundled, "smpi_ois": a.smpi_ois, "sizes": sizes, "native_s": natives, "model_s": models, "paired_error": paired,
                "model_detailed_s": detailed, "paired_error_detailed": paired_detailed},
               open(out / "loop.json", "w"), indent=1)
 

@@ -470,16 +470,19 @@ def test_predict_loop_needs_a_shared_folder_between_nodes_and_a_fresh_one(tmp_pa
 
 @pytest.mark.skipif(shutil.which("mpirun") is None or not (BIN / "calib_pingpong").exists()
                     or not (BIN / "halo_mpi").exists(), reason="no MPI")
-@pytest.mark.parametrize("periodic, stencil, bundled", [(False, 7, True), (True, 7, True), (True, 27, False)])
-def test_predict_loop_predicts_in_both_modes_with_its_profile(tmp_path, periodic, stencil, bundled):
+@pytest.mark.parametrize("periodic, stencil, bundled, smpi_ois", [(False, 7, True, False), (True, 7, True, False),
+                                                                    (True, 27, False, False), (True, 27, False, True)])
+def test_predict_loop_predicts_in_both_modes_with_its_profile(tmp_path, periodic, stencil, bundled, smpi_ois):
     """One short round of the loop: its SMPI-mode and detailed-mode predictions are what the
     halo scenario gives in each mode with the profile the loop fitted (the two columns would
     be equal if the mode were not passed), and its errors are computed from them; with
     --periodic, of the periodic exchange (six faces a rank), natively and in the model; with
     --stencil 27 --unbundled, 26 neighbours of 5 messages each, whose gaps the detailed mode
-    charges from the profile's message_gaps."""
+    charges from the profile's message_gaps; with --smpi-ois, SMPI mode sleeps the intra-node
+    gaps before each send (smpi_ois = intra-node), which costs those 130 messages more."""
     out = tmp_path / "loop"
     shape = (["--periodic"] if periodic else []) + ["--stencil", str(stencil)] + ([] if bundled else ["--unbundled"])
+    shape += ["--smpi-ois"] if smpi_ois else []
     res = subprocess.run(["/usr/bin/python3", str(ROOT / "calibration" / "predict_loop.py"), str(out), "--rounds", "1",
                           "--sizes", "8,16", "--max-bytes", "16384"] + shape,
                          capture_output=True, text=True, timeout=300)
@@ -493,14 +496,22 @@ def test_predict_loop_predicts_in_both_modes_with_its_profile(tmp_path, periodic
                                   "--set", f"local_cells={n},{n},{n}", "--set", f"mode={mode}",
                                   "--set", f"periodic={str(periodic).lower()}", "--set", f"stencil={stencil}-point",
                                   "--set", f"bundled={str(bundled).lower()}", "--quiet", "--json",
-                                  "--out", str(tmp_path / f"check-{n}-{mode}")],
+                                  "--out", str(tmp_path / f"check-{n}-{mode}")]
+                                 + (["--set", "smpi_ois=intra-node"] if smpi_ois and mode == "smpi" else []),
                                  capture_output=True, text=True, timeout=120)
             assert run.returncode == 0, run.stderr
             got[mode] = json.loads(run.stdout)["metrics"]["communication_time_slowest"]
+        if smpi_ois:
+            plain = subprocess.run([str(SIMCORE), "run", str(scenario), "--calibration", str(out / "profile.json"),
+                                    "--set", f"local_cells={n},{n},{n}", "--set", "mode=smpi", "--set", "periodic=true",
+                                    "--set", "stencil=27-point", "--set", "bundled=false", "--quiet", "--json",
+                                    "--out", str(tmp_path / f"plain-{n}")], capture_output=True, text=True, timeout=120)
+            assert got["smpi"] > 2 * json.loads(plain.stdout)["metrics"]["communication_time_slowest"]
         assert loop["model_s"][str(n)] == got["smpi"]
         assert loop["model_detailed_s"][str(n)] == got["detailed"]
         assert got["smpi"] != got["detailed"]
         assert loop["periodic"] == periodic and loop["stencil"] == stencil and loop["bundled"] == bundled
+        assert loop["smpi_ois"] == smpi_ois
         faces = json.loads((out / f"run-{n}" / "summary.json").read_text())["metrics"]["messages_per_iteration"]
         assert faces == {(False, 7, True): 2, (True, 7, True): 12, (True, 27, False): 260}[(periodic, stencil, bundled)]
         native = loop["native_s"][str(n)][0]
