@@ -228,7 +228,7 @@ void Exchange::start(simcore::SimContext& ctx)
       if (s_.smpi_ois)
         for (std::size_t ti : out) {
           const Transfer& t = plan_.transfers[ti];
-          smpi_ois_[a].push_back(s_.smpi_ois->at(t.total / static_cast<double>(t.messages)));
+          smpi_ois_[a].push_back(s_.smpi_ois->at(static_cast<double>(smpi_bytes(t))));
         }
     }
   for (std::size_t a = 0; a < agents; a++) {
@@ -274,13 +274,14 @@ void Exchange::run_agent(std::size_t a, std::int64_t first)
       s_.mode == Mode::Detailed ? std::min(s_.iterations, first + iterations_per_actor(agent_activities_[a])) : s_.iterations;
   for (std::int64_t it = first; it < last; it++) {
     sg4::ExecPtr inner;
-    if (s_.overlap && interior > 0)
+    const bool overlapped = s_.overlap && interior > 0;
+    if (overlapped && s_.mode == Mode::Detailed)
       inner = sg4::this_actor::exec_async(interior); // needs no halo: runs during the exchange
-    else if (flops > 0)
+    else if (!overlapped && flops > 0)
       sg4::this_actor::execute(flops);
     const double c0 = sg4::Engine::get_clock();
     if (s_.mode == Mode::Smpi)
-      exchange_smpi(a);
+      exchange_smpi(a, overlapped ? interior : 0, inner);
     else
       exchange_detailed(a);
     const double spent = sg4::Engine::get_clock() - c0;
@@ -304,8 +305,11 @@ void Exchange::run_agent(std::size_t a, std::int64_t first)
 /* SMPI's view of MPI_Irecv/MPI_Isend/MPI_Waitall: every message is one network transfer that
  * starts once both sides posted it; sends below the eager limit are detached (MPI_Waitall does
  * not wait for them). Receives are posted first, then sends in neighbour order; lanes, where
- * the agent has them, post theirs at the same simulated time, in that order within each. */
-void Exchange::exchange_smpi(std::size_t a)
+ * the agent has them, post theirs at the same simulated time, in that order within each (with
+ * smpi/ois, each send once the agent would be done sleeping before it). With overlap the
+ * agent computes its `interior` flops (`inner`) once its sends are posted, as the MPI program
+ * does between MPI_Isend and MPI_Waitall. */
+void Exchange::exchange_smpi(std::size_t a, double interior, sg4::ExecPtr& inner)
 {
   auto& eager_out = smpi_eager_out_[a];
   eager_out.erase(std::remove_if(eager_out.begin(), eager_out.end(), [](const sg4::CommPtr& c) { return c->test(); }),
@@ -340,11 +344,8 @@ void Exchange::exchange_smpi(std::size_t a)
       for (std::int64_t m = 0; m < plan_.transfers[ti].messages; m++)
         (smpi_eager(plan_.transfers[ti]) ? eager_out : comms).push_back(smpi_post_send(a, k++, ti, at));
   }
-  sg4::Comm::wait_all(comms);
-  for (std::size_t k = 0; k < waited_lanes; k++)
-    lanes_done_[a]->acquire();
-  // With smpi/ois a rank is not done before its last send is posted, even where its lanes
-  // post its sends and none of them is waited for.
+  // With smpi/ois a rank's last send is posted once it slept before each: where its lanes post
+  // them, it waits as long itself (it is not done before, even if none of them is waited for).
   if (lanes_out && !smpi_ois_[a].empty()) {
     double at = start;
     for (double o : smpi_ois_[a])
@@ -352,6 +353,11 @@ void Exchange::exchange_smpi(std::size_t a)
     if (sg4::Engine::get_clock() < at)
       sg4::this_actor::sleep_until(at);
   }
+  if (interior > 0)
+    inner = sg4::this_actor::exec_async(interior); // needs no halo: runs during the exchange
+  sg4::Comm::wait_all(comms);
+  for (std::size_t k = 0; k < waited_lanes; k++)
+    lanes_done_[a]->acquire();
 }
 
 /* SMPI detaches a send below its threshold: the plan's protocol in SMPI mode (smpi_protocol). */
@@ -360,14 +366,18 @@ bool Exchange::smpi_eager(const Transfer& t) const
   return t.protocol == Protocol::Eager;
 }
 
+/* The bytes of one message of a transfer in SMPI mode (MPI counts whole bytes). */
+std::uint64_t Exchange::smpi_bytes(const Transfer& t)
+{
+  return static_cast<std::uint64_t>(t.total / static_cast<double>(t.messages));
+}
+
 /* SMPI puts on the network each message's bytes and an envelope of 16 bytes (tag, source,
  * communicator), so a corner of 8 bytes costs three times its size in bandwidth. */
 sg4::CommPtr Exchange::smpi_send(std::size_t ti)
 {
   constexpr std::uint64_t kSmpiEnvelope = 16;
-  const Transfer& t = plan_.transfers[ti];
-  const auto bytes = static_cast<std::uint64_t>(t.total / static_cast<double>(t.messages));
-  auto c = channels_[ti].data->put_init(&g_payload, bytes + kSmpiEnvelope);
+  auto c = channels_[ti].data->put_init(&g_payload, smpi_bytes(plan_.transfers[ti]) + kSmpiEnvelope);
   c->start();
   return c;
 }

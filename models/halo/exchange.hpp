@@ -63,11 +63,12 @@ private:
   simgrid::s4u::CommPtr smpi_post_send(std::size_t agent, std::size_t k, std::size_t ti, double& at);
   bool smpi_eager(const Transfer& t) const;           ///< SMPI mode: its messages are detached sends
   simgrid::s4u::CommPtr smpi_send(std::size_t transfer); ///< SMPI mode: one message of it, started
+  static std::uint64_t smpi_bytes(const Transfer& t);   ///< SMPI mode: the bytes of one of its messages
   /** Iterations [first, ...) of an agent: a bounded number of them, then a successor actor
    *  takes the rest (see exchange.cpp). */
   void run_agent(std::size_t agent, std::int64_t first);
   void exchange_detailed(std::size_t agent);
-  void exchange_smpi(std::size_t agent);
+  void exchange_smpi(std::size_t agent, double interior, simgrid::s4u::ExecPtr& inner);
   void run_copier(std::size_t agent, std::int64_t first); ///< iterations [first, ...), as run_agent
   void copy_on_bus(std::size_t agent, double bus_bytes, double least);
   void copy_intra(std::size_t agent, const Transfer& t); ///< an intra-node copy of all of t's messages

@@ -193,7 +193,7 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
   if (s.mode == halo::Mode::Smpi && s.granularity == halo::Granularity::Node)
     throw ctx.param_error("granularity", "parameter 'granularity' = 'node' cannot be used with mode 'smpi' "
                                          "(SMPI sends every message on its own); expected 'rank'");
-  if (p.given("smpi_ois"))
+  if (!p.get_string("smpi_ois").empty())
     s.smpi_ois = smpi_ois(ctx, s.mode);
 
   // Placement: `ranks_per_node` ranks on each matching host, block or round robin.
@@ -330,7 +330,7 @@ simcore::ModelInfo make_info()
                                 "a law BYTES:SECONDS:SECONDS_PER_BYTE;... read as SMPI reads it (an entry holds "
                                 "above its size, the first also below), or intra-node, inter-node or self: the "
                                 "profile's message gaps of that placement (none from its fitted protocol switch "
-                                "on), for every message as SMPI has one law; unless given, none"),
+                                "on), for every message as SMPI has one law; empty (the default): none"),
               ParamSpec::quantity("pipeline_chunk", ParamType::Size, "128KiB",
                                   "chunk of a pipelined transfer (Open MPI btl_tcp_max_send_size)")
                   .at_least(1),

@@ -78,6 +78,11 @@ GapLaw GapLaw::parse_smpi(const std::string& text, const std::string& where)
   // once the size passes entry k's X: in this class's reading, the first entry from 0 bytes
   // and every other from X + 1.
   GapLaw out = parse(text, where);
+  // SimGrid reads each threshold as an int (smpirun stops on a larger one).
+  for (const auto& [bound, seconds, per_byte] : out.steps_)
+    if (bound > 2147483647.0)
+      throw InputError(where, "'" + text + "' gives the threshold " + std::to_string(std::llround(bound)) +
+                                  "; expected thresholds of at most 2147483647 bytes (SMPI reads them as an int)");
   for (std::size_t k = 0; k < out.steps_.size(); k++)
     std::get<0>(out.steps_[k]) = k == 0 ? 0.0 : std::get<0>(out.steps_[k]) + 1;
   return out;
@@ -85,7 +90,11 @@ GapLaw GapLaw::parse_smpi(const std::string& text, const std::string& where)
 
 std::string GapLaw::smpi_text(std::optional<double> none_from) const
 {
-  const double cut = none_from ? std::max(std::ceil(*none_from), 0.0) : std::numeric_limits<double>::infinity();
+  // A law of no entry (default-constructed) is none everywhere; so is one cut at 1 byte or less.
+  const double cut = none_from && !std::isnan(*none_from) ? std::max(std::ceil(*none_from), 0.0)
+                                                          : std::numeric_limits<double>::infinity();
+  if (steps_.empty() || cut <= 1)
+    return "0:0:0";
   // SMPI applies an entry X to the sizes above X: this class's entry from X is SMPI's X - 1.
   // Its first entry holds below its own X as well, so a law that starts above 1 byte gets a
   // first entry of none. Entries from 0 and from 1 byte both become SMPI's 0: the one from 1

@@ -5,6 +5,7 @@
 #include "simcore/error.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -327,6 +328,19 @@ TEST_CASE("GapLaw::parse_smpi reads a law as SMPI does, and smpi_text writes one
   CHECK(simcore::GapLaw::parse("0:2.09248e-07:0;12:2.85334e-07:2.31257e-09", "p").smpi_text() ==
         "0:2.09248e-07:0;11:2.85334e-07:2.31257e-09");
   CHECK(simcore::GapLaw::parse("0:1e-6:0", "p").smpi_text(1) == "0:0:0");
+  CHECK(simcore::GapLaw{}.smpi_text() == "0:0:0"); // no entry: none everywhere
+  CHECK(simcore::GapLaw::parse("0:1e-6:0", "p").smpi_text(std::nan("")) == "0:1e-06:0");
+  // A cut below the first entry: none from there on (SMPI's first entry also holds below it).
+  CHECK(simcore::GapLaw::parse("200:1e-5:0", "p").smpi_text(100) == "0:0:0;99:0:0");
+  // Negative seconds stay as they are: SMPI sleeps only what is above 0, as at() gives.
+  const auto steep = simcore::GapLaw::parse("0:1e-07:0;100:-2e-07:3e-09", "p");
+  const auto steep_back = simcore::GapLaw::parse_smpi(steep.smpi_text(), "p");
+  for (double size : {1.0, 99.0, 100.0, 101.0, 1000.0})
+    CHECK(steep_back.at(size) == steep.at(size));
+  // SimGrid reads thresholds as an int.
+  CHECK_NOTHROW(simcore::GapLaw::parse_smpi("0:1e-6:0;2147483647:0:0", "p"));
+  CHECK_THROWS_WITH(simcore::GapLaw::parse_smpi("0:1e-6:0;2147483648:0:0", "p"),
+                    Catch::Contains("expected thresholds of at most 2147483647 bytes"));
 }
 
 TEST_CASE("CalibrationProfile: message gaps by placement", "[calibration]")

@@ -503,6 +503,26 @@ def test_smpi_mode_sleeps_smpi_ois_before_a_rendezvous_send_too(tmp_path):
     res = scenario(tmp_path, mode="smpi", local_cells="1,100,100", smpi_ois="0:5e-6:0").run()
     assert res.metrics["inter_rendezvous_messages"] == 2
     assert res.metrics["makespan"] == pytest.approx(5e-6 + L + (80000 + SMPI_ENVELOPE) / B, rel=1e-12)
+    # Five of them a rank, handed to lanes of two or not: the same times.
+    five = dict(mode="smpi", local_cells="1,100,100", variables=5, bundled="false", smpi_ois="0:5e-6:0")
+    lanes = scenario(tmp_path, transfers_per_actor=2, **five).run().metrics
+    alone = scenario(tmp_path, **five).run().metrics
+    assert lanes["inter_rendezvous_messages"] == 10
+    assert lanes["makespan"] == pytest.approx(alone["makespan"], rel=1e-12)
+    assert lanes["makespan"] > 5 * 5e-6 + L + (80000 + SMPI_ENVELOPE) / B
+
+
+@pytest.mark.parametrize("lanes", [32, 2])
+def test_smpi_mode_with_smpi_ois_is_not_done_before_its_last_send(tmp_path, lanes):
+    """Three ranks in a row, 5 variables of 800 B: the middle one posts 10 eager sends 30 us
+    apart, its receives are in by 155 us, and it is done at its last post (300 us), whether it
+    posts its sends itself or hands them to lanes; rank 2, whose messages it sends last,
+    receives the last one 5 us and 816 B later."""
+    res = single_node_scenario(tmp_path, ranks=3, procs="3,1,1", ranks_per_node=3, mode="smpi", variables=5,
+                               bundled="false", smpi_ois="0:30e-6:0", transfers_per_actor=lanes).run()
+    comm = [r["communication_time"] for r in res.table("ranks")]
+    assert comm[1] == pytest.approx(10 * OIS, rel=1e-12)
+    assert comm[2] == pytest.approx(10 * OIS + 5e-6 + (800 + SMPI_ENVELOPE) / 10e9, rel=1e-12)
 
 
 def test_smpi_ois_from_a_profile_is_its_gap_law_as_smpi_reads_it(tmp_path):

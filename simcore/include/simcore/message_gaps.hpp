@@ -23,14 +23,16 @@ public:
   static GapLaw parse(const std::string& text, const std::string& where);
   /** Reads `text` as SimGrid's smpi/os, smpi/ois and smpi/or are read (the same checks as
    *  parse): an entry X applies to the messages larger than X, the first entry to every size
-   *  up to the second's X (so also below its own). at() then gives what SMPI sleeps. */
+   *  up to the second's X (so also below its own). at() then gives what SMPI sleeps. SimGrid
+   *  reads thresholds as an int: larger ones are refused. */
   static GapLaw parse_smpi(const std::string& text, const std::string& where);
   /** Seconds for a message of `size` bytes, at least 0 (0 below the smallest threshold). */
   double at(double size) const;
   const std::string& text() const { return text_; }
   /** This law as SMPI reads its smpi/ois (for --cfg=smpi/ois:...; parse_smpi reads it back):
    *  every size of one byte or more takes what at() gives, and 0 from `none_from` bytes on
-   *  where given (the law's last entry would reach past the sizes it was fitted on). */
+   *  where given (the law's last entry would reach past the sizes it was fitted on); a law of
+   *  no entry is "0:0:0". */
   std::string smpi_text(std::optional<double> none_from = std::nullopt) const;
 
 private:
