@@ -9,8 +9,11 @@
  * a program's first malloc of it puts them with glibc's defaults: on the heap below 128 KiB,
  * on pages of their own (mmap) from 128 KiB on; --buffers shared sends every size from one
  * large buffer, as the OSU benchmarks do.
- *   mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] [--per-octave N]
- *                               [--buffers per-size|shared] -o TRACE.h5 */
+ * Exchange windows of --window messages each way give the message gaps; long ones of
+ * --long-window messages and twice as many (up to 4 KiB messages) the gaps past the peer's
+ * fast box.
+ *   mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] [--long-window W]
+ *                               [--per-octave N] [--buffers per-size|shared] -o TRACE.h5 */
 #include "message_buffer.hpp"
 
 #include "calibration/bench_options.hpp"
@@ -37,12 +40,15 @@ using calibration::MessageBuffer;
 constexpr int kPingPingExchanges = 8;
 /** The most bytes of messages a one-way window holds (one message when larger). */
 constexpr std::size_t kWindowBytes = std::size_t{256} << 20;
+/** Long exchange windows (past the peer's fast box) are timed up to this message size. */
+constexpr std::size_t kLongWindowSizeAtMost = 4096;
 
 struct PingPongOptions {
   std::string out;
   std::size_t max_bytes = std::size_t{64} << 20;
   int reps = 20;
   int window = 16;
+  int long_window = 256; ///< long exchange windows of this many messages and twice as many (0: none)
   int per_octave = 4;
   std::string buffers = "per-size";
 
@@ -50,6 +56,13 @@ struct PingPongOptions {
   int window_of(std::size_t bytes) const
   {
     return bytes * static_cast<std::size_t>(window) > kWindowBytes ? 1 : window;
+  }
+  /** Whether messages of `bytes` get long exchange windows. */
+  bool long_windows_at(std::size_t bytes) const { return long_window > 0 && bytes <= kLongWindowSizeAtMost; }
+  /** The bytes of the longest window of `bytes` (0 where none). */
+  std::size_t long_window_bytes(std::size_t bytes) const
+  {
+    return long_windows_at(bytes) ? 2 * static_cast<std::size_t>(long_window) * bytes : 0;
   }
 };
 
@@ -65,6 +78,8 @@ std::string read_pingpong_options(int argc, char** argv, PingPongOptions& o)
       return read_whole(a, v, 1, 1000000, "a whole number from 1 to 1000000", o.reps);
     if (a == "--window")
       return read_whole(a, v, 1, 4096, "a whole number from 1 to 4096", o.window);
+    if (a == "--long-window")
+      return read_whole(a, v, 0, 2048, "a whole number from 0 (none) to 2048", o.long_window);
     if (a == "--per-octave")
       return read_whole(a, v, 1, 8, "a whole number from 1 to 8", o.per_octave);
     if (a == "--buffers") {
@@ -118,13 +133,15 @@ bool allocate_up_front(const PingPongOptions& o, const std::vector<double>& size
   if (o.buffers == "per-size") {
     std::size_t largest_window = 0;
     for (double v : sizes)
-      largest_window = std::max(largest_window, static_cast<std::size_t>(v) *
-                                                    static_cast<std::size_t>(o.window_of(static_cast<std::size_t>(v))));
+      largest_window = std::max({largest_window,
+                                 static_cast<std::size_t>(v) * static_cast<std::size_t>(o.window_of(static_cast<std::size_t>(v))),
+                                 o.long_window_bytes(static_cast<std::size_t>(v))});
     MessageBuffer probe_send, probe_window;
     return allocated_everywhere(probe_send, o.max_bytes, 2, rank, "the largest send buffer") &&
            allocated_everywhere(probe_window, largest_window, 1, rank, "the largest one-way window");
   }
-  const std::size_t window_bytes = std::min(o.max_bytes * static_cast<std::size_t>(o.window), kWindowBytes);
+  const std::size_t window_bytes = std::max(std::min(o.max_bytes * static_cast<std::size_t>(o.window), kWindowBytes),
+                                            o.long_window_bytes(std::min(o.max_bytes, kLongWindowSizeAtMost)));
   return allocated_everywhere(buf, std::max(o.max_bytes, window_bytes) + 1, 1, rank, "the shared receive buffer") &&
          allocated_everywhere(sbuf, o.max_bytes + 1, 2, rank, "the shared send buffer");
 }
@@ -141,14 +158,16 @@ double bytes_per_rank(const PingPongOptions& o, const std::vector<double>& sizes
 {
   double largest_window = 0, eager_window = 0;
   for (double v : sizes) {
-    const double window = v * o.window_of(static_cast<std::size_t>(v));
+    const double window = std::max(v * o.window_of(static_cast<std::size_t>(v)),
+                                   static_cast<double>(o.long_window_bytes(static_cast<std::size_t>(v))));
     largest_window = std::max(largest_window, window);
     if (v <= kEagerBytesAtMost)
       eager_window = std::max(eager_window, window);
   }
   if (o.buffers == "per-size")
     return static_cast<double>(o.max_bytes) + largest_window + eager_window;
-  const std::size_t window_bytes = std::min(o.max_bytes * static_cast<std::size_t>(o.window), kWindowBytes);
+  const std::size_t window_bytes = std::max(std::min(o.max_bytes * static_cast<std::size_t>(o.window), kWindowBytes),
+                                            o.long_window_bytes(std::min(o.max_bytes, kLongWindowSizeAtMost)));
   return static_cast<double>(std::max(o.max_bytes, window_bytes) + 1 + o.max_bytes + 1) + eager_window;
 }
 
@@ -324,6 +343,10 @@ void time_self_window(int rank, int s, int w, int reps, const MessageBuffer& sbu
 /** The patterns timed at every size; rank 0's times (repetitions of each size in a row). */
 struct SweepTimes {
   calibration::Dataset round_trip, ping_ping, one_way, exchange_window, self_window;
+  /** Long exchange windows: per size that has them, a row for each length (long_window, then
+   *  twice as many), its size and messages in long_sizes and long_messages. */
+  calibration::Dataset exchange_window_long;
+  std::vector<double> long_sizes, long_messages;
 };
 
 /** Times every size, allocating per-size buffers as it goes; false (said on stderr) when a
@@ -332,7 +355,7 @@ bool sweep(const PingPongOptions& o, const std::vector<double>& sizes, int rank,
            MessageBuffer& sbuf, SweepTimes& times)
 {
   const bool per_size = o.buffers == "per-size";
-  std::vector<MPI_Request> reqs(2 * static_cast<std::size_t>(o.window));
+  std::vector<MPI_Request> reqs(2 * static_cast<std::size_t>(std::max(o.window, 2 * o.long_window)));
   for (double sd : sizes) {
     const int s = static_cast<int>(sd);
     const int w = o.window_of(static_cast<std::size_t>(s));
@@ -347,6 +370,16 @@ bool sweep(const PingPongOptions& o, const std::vector<double>& sizes, int rank,
     time_one_way(rank, s, w, o.reps, buf, reqs, times.one_way.values);
     time_exchange_window(rank, s, w, o.reps, sbuf, buf, reqs, times.exchange_window.values);
     time_self_window(rank, s, w, o.reps, sbuf, buf, reqs, times.self_window.values);
+    if (o.long_windows_at(static_cast<std::size_t>(s))) {
+      if (per_size && !allocated_everywhere(buf, o.long_window_bytes(static_cast<std::size_t>(s)), 1, rank,
+                                            "a long exchange window"))
+        return false;
+      for (int lw : {o.long_window, 2 * o.long_window}) {
+        time_exchange_window(rank, s, lw, o.reps, sbuf, buf, reqs, times.exchange_window_long.values);
+        times.long_sizes.push_back(s);
+        times.long_messages.push_back(lw);
+      }
+    }
   }
   return true;
 }
@@ -401,6 +434,23 @@ calibration::Trace pingpong_trace(const PingPongOptions& o, const std::vector<do
                       {"one_way", one},
                       {"exchange_window", window},
                       {"self_window", self}};
+  if (!times.long_sizes.empty()) {
+    // Windows past the peer's fast box (the shared-memory slots MPI keeps for each peer): of
+    // two lengths, whose difference the fitter takes for the gap of a queued message.
+    calibration::Dataset long_time = times.exchange_window_long;
+    long_time.shape = {times.long_sizes.size(), static_cast<std::size_t>(o.reps)};
+    calibration::Benchmark long_window{
+        "exchange_window_long",
+        {{"placement", placement},
+         {"window", std::to_string(o.long_window)},
+         {"sizes_at_most", std::to_string(kLongWindowSizeAtMost)},
+         {"what", "as exchange_window, with 'window' and twice as many messages a window (a row for each), for "
+                  "the messages past the peer's fast box"}},
+        {{"size", calibration::Dataset{times.long_sizes, {times.long_sizes.size()}, "B"}},
+         {"time", long_time},
+         {"messages", calibration::Dataset{times.long_messages, {times.long_messages.size()}, ""}}}};
+    trace.benchmarks["exchange_window_long"] = long_window;
+  }
   return trace;
 }
 
@@ -420,7 +470,7 @@ int main(int argc, char** argv)
   if (!problem.empty()) {
     if (rank == 0)
       std::fprintf(stderr, "calib_pingpong: %s\nusage: mpirun -np 2 calib_pingpong [--max B] [--repetitions R] "
-                           "[--window W] [--per-octave 1..8] [--buffers per-size|shared] -o TRACE.h5\n", problem.c_str());
+                           "[--window W] [--long-window W] [--per-octave 1..8] [--buffers per-size|shared] -o TRACE.h5\n", problem.c_str());
     MPI_Finalize();
     return 2;
   }
@@ -435,7 +485,8 @@ int main(int argc, char** argv)
   const std::vector<double> sizes = message_sizes(o.max_bytes, o.per_octave);
   MessageBuffer buf, sbuf;
   const std::vector<std::size_t> shape{sizes.size(), static_cast<std::size_t>(o.reps)};
-  SweepTimes times{{{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"}};
+  SweepTimes times{{{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"},
+                   {{}, {}, "s"}, {}, {}};
   if (!fits_everywhere(o, sizes, rank) || !allocate_up_front(o, sizes, rank, buf, sbuf) || !sweep(o, sizes, rank, buf, sbuf, times)) {
     MPI_Finalize();
     return 2;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace calibration {
 
@@ -185,6 +186,11 @@ void NetworkSamples::add(const Trace& t, const std::string& path, const FitOptio
     exchange_window_samples(t.benchmarks.at("exchange_window"), n.window_sizes, n.window_times, n.window_messages,
                             path);
   n.all_have_window = n.all_have_window && has_window;
+  const bool has_long = t.benchmarks.count("exchange_window_long") != 0;
+  if (has_long)
+    exchange_window_samples(t.benchmarks.at("exchange_window_long"), n.long_sizes, n.long_times, n.long_messages,
+                            path);
+  n.all_have_long = n.all_have_long && has_long;
   const bool has_self = t.benchmarks.count("self_window") != 0;
   if (has_self)
     exchange_window_samples(t.benchmarks.at("self_window"), self_sizes_, self_times_, self_messages_, path, 1);
@@ -306,6 +312,10 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
     }
     if (concurrent && n.all_have_window)
       write_gaps(placement, fit, msizes, mtimes, n.window_sizes, n.window_times, n.window_messages, options, out, q);
+    if (concurrent && n.all_have_window && n.all_have_long && std::string(placement) == "intra-node" &&
+        out.message_gaps.contains(placement))
+      write_queued_gaps(n, fit.switch_point() > 0 ? fit.switch_point() : std::numeric_limits<double>::infinity(), options,
+                        out, q);
     if (!n.one_way_problem.empty()) {
       const std::string note = "one_way not fitted (it is only compared): " + n.one_way_problem;
       q["note"] = q.contains("note") ? q["note"].get<std::string>() + "; " + note : note;
@@ -313,6 +323,40 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
   }
   if (all_have_self_ && !self_sizes_.empty())
     write_self_gaps(options, out);
+}
+
+void NetworkSamples::write_queued_gaps(const Placement& n, double below, const FitOptions& options,
+                                       ProfileParts& out, nlohmann::ordered_json& q)
+{
+  // Windows long enough to pass the peer's fast box, of two lengths w1 < w2: the messages
+  // between the two are all queued, so the difference of their median times over w2 - w1 is
+  // the queued gap, whatever the fast box holds. Pooled over the traces, per size.
+  std::map<double, std::map<double, std::vector<double>>> by_size; // size -> messages -> times
+  for (std::size_t i = 0; i < n.long_sizes.size(); i++)
+    if (n.long_sizes[i] < below)
+      by_size[n.long_sizes[i]][n.long_messages[i]].push_back(n.long_times[i]);
+  std::vector<double> gs, gt, spread;
+  for (auto& [size, windows] : by_size) {
+    if (windows.size() < 2)
+      continue;
+    const auto& [w1, t1] = *windows.begin();
+    const auto& [w2, t2] = *windows.rbegin();
+    const double m1 = simcore::quantile(t1, 0.5), m2 = simcore::quantile(t2, 0.5);
+    gs.push_back(size);
+    gt.push_back(std::max((m2 - m1) / (w2 - w1), 1e-12));
+    for (double t : t2)
+      spread.push_back(std::abs(t - m2) / m2);
+  }
+  auto& g = q["message_gap_queued"];
+  if (gs.size() < 2) {
+    g = {{"note", "fewer than 2 sizes below the protocol switch with long windows of two lengths: no queued gaps"}};
+    return;
+  }
+  const PiecewiseFit fit = fit_piecewise(gs, gt, options.max_segments);
+  out.message_gaps["intra-node-queued"] = gap_law(fit);
+  g = gap_quality(fit, gs.size(), below, spread);
+  g["what"] = "per message past the peer's fast box (calib_pingpong's exchange_window_long: the longer window less "
+              "the shorter, over the messages between them)";
 }
 
 void NetworkSamples::write_self_gaps(const FitOptions& options, ProfileParts& out) const

@@ -37,12 +37,18 @@ private:
     std::vector<double> one_way_sizes, one_way_times; // per message of a stream (calib_pingpong's one_way)
     // calib_pingpong's exchange_window: w messages each way at once (the message gaps)
     std::vector<double> window_sizes, window_times, window_messages;
-    bool all_have_pingping = true, all_have_one_way = true, all_have_window = true;
+    // calib_pingpong's exchange_window_long: windows of two lengths past the fast box
+    std::vector<double> long_sizes, long_times, long_messages;
+    bool all_have_pingping = true, all_have_one_way = true, all_have_window = true, all_have_long = true;
     std::string one_way_problem; // why a trace's one_way group was left out (it is only compared)
     int traces = 0;
     std::vector<std::string> paths; // of its traces, for the errors of the pooled fit
     std::string buffers, buffers_trace; // of the first trace: the others must match
   };
+  /** The queued gaps within a node (message_gaps "intra-node-queued"), from the two lengths of
+   *  every intra-node trace's exchange_window_long, below the protocol switch `below`. */
+  static void write_queued_gaps(const Placement& n, double below, const FitOptions& options, ProfileParts& out,
+                                nlohmann::ordered_json& q);
   std::map<std::string, Placement> placements_;
   // calib_pingpong's self_window (a rank's messages to itself), of every trace, whatever its
   // placement: MPI's self transport is the node's.

@@ -109,6 +109,14 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
         window = np.median(f["exchange_window/time"][()], axis=1)
         one = np.median(f["pingping/time"][()], axis=1)
         assert (window > one).all() and np.median(window / one) < 16
+        # Long windows of 256 and 512 messages at the sizes up to 4 KiB, a row for each; the
+        # longer one takes longer.
+        small = [s for s in expected if s <= 4096]
+        assert list(f["exchange_window_long/size"][()]) == [s for s in small for _ in (0, 1)]
+        assert list(f["exchange_window_long/messages"][()]) == [256.0, 512.0] * len(small)
+        assert f["exchange_window_long/time"].shape == (2 * len(small), 3)
+        long = np.median(f["exchange_window_long/time"][()], axis=1)
+        assert (long[1::2] > long[0::2]).all()
     p = fitted(tmp_path, trace)
     assert p["simgrid_config"]["network/model"] == "SMPI"
     assert float(p["simgrid_config"]["network/loopback-bw"]) > 1e8
@@ -119,6 +127,8 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
     assert q["buffers"] == "per-size"
     # The gaps of further messages, fitted below the protocol switch.
     assert "intra-node" in p["message_gaps"] and q["message_gap"]["samples"] >= 2
+    # And those past the fast box, from the long windows.
+    assert "intra-node-queued" in p["message_gaps"] and q["message_gap_queued"]["samples"] >= 2
     # Asked for, the ping-pong times are applied instead.
     res2 = subprocess.run([str(BIN / "simcore"), "calibrate", str(trace), "-o", str(tmp_path / "pp.json"),
                            "--network-pattern", "pingpong"], capture_output=True, text=True)
@@ -131,10 +141,18 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
                    env=MPI_ENV, timeout=300)
     with h5py.File(shared, "r") as f:
         assert f["pingpong"].attrs["buffers"] in (b"shared", "shared")
+        assert list(f["exchange_window_long/messages"][()][:2]) == [256.0, 512.0]
         sizes = list(f["pingpong/size"][()])
         assert sizes[0] == 1 and sizes[-1] == 65536 and sizes == sorted(set(sizes))
         assert f["pingping/time"].shape == (len(sizes), 2)
         assert (f["one_way/time"][()] > 0).all()
+    # --long-window 0: none.
+    bare = tmp_path / "bare.h5"
+    subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(BIN / "calib_pingpong"), "--max", "64",
+                    "--repetitions", "1", "--long-window", "0", "-o", str(bare)], check=True, capture_output=True,
+                   env=MPI_ENV, timeout=300)
+    with h5py.File(bare, "r") as f:
+        assert "exchange_window_long" not in f and "exchange_window" in f
 
 
 @pytest.mark.parametrize("sizes, order", [("100,2000", 100), ("1535", 1535), ("2000", 1232), ("2400", 864),
@@ -375,6 +393,7 @@ def test_benchmarks_take_an_option_value_whole_or_refuse_it(tmp_path, program, a
     (["--max", "64", "--repetitons", "3"], "unknown option --repetitons"),
     (["--per-octave", "9"], "--per-octave 9: expected a whole number from 1 to 8"),
     (["--buffers", "pinned"], "--buffers pinned: expected per-size or shared"),
+    (["--long-window", "4097"], "--long-window 4097: expected a whole number from 0 (none) to 2048"),
 ])
 def test_pingpong_refuses_bad_options_on_every_rank(tmp_path, args, message):
     if not (BIN / "calib_pingpong").exists() or shutil.which("mpirun") is None:
@@ -688,8 +707,8 @@ MEMORY_HUNGRY = [
     (["calib_hash", "--buckets", str(2**20), "--queries", "100000", "--repetitions", "1"],
      "calib_hash: a table of 1048576 buckets, 11744051 keys in each map and 100000 queries need 1.82 GiB"),
     (["mpirun", "--oversubscribe", "-np", "2", "calib_pingpong", "--repetitions", "1"],
-     "calib_pingpong: the buffers of 2 ranks on the node of rank 0 (0.313 GiB a rank for --max 67108864, "
-     "--buffers per-size) need 0.627 GiB"),
+     "calib_pingpong: the buffers of 2 ranks on the node of rank 0 (0.314 GiB a rank for --max 67108864, "
+     "--buffers per-size) need 0.629 GiB"),
     (["qemu-aarch64", "-cpu", "max", "calib_dgemm_sve", "--sizes", "64,4096", "--repetitions", "1"],
      "calib_dgemm_sve: three matrices of order 4096 need 0.375 GiB"),
     (["calib_cuda", "--size", "4096", "--repetitions", "1"],
@@ -797,8 +816,8 @@ def test_under_smpi_every_ranks_buffers_count_against_the_one_process(tmp_path):
                                      "--per-octave", "1", "--repetitions", "1", "-o", str(trace)],
                             env=MPI_ENV, timeout=120)
     assert res.returncode == 2, (res.returncode, res.stdout + res.stderr)
-    assert ("calib_pingpong: the buffers of 2 ranks in this SMPI process (0.156 GiB a rank for --max 33554432, "
-            "--buffers per-size) need 0.313 GiB") in res.stderr, res.stderr
+    assert ("calib_pingpong: the buffers of 2 ranks in this SMPI process (0.158 GiB a rank for --max 33554432, "
+            "--buffers per-size) need 0.316 GiB") in res.stderr, res.stderr
     assert not trace.exists()
 
 

@@ -114,6 +114,68 @@ def test_calibrate_prints_the_gaps_as_smpi_reads_smpi_ois(tmp_path):
     assert at(4096) > 0 and at_smpi(4096) == 0 and at_smpi(65536) == 0
 
 
+def queued_law(s):
+    """Past the fast box: dearer than the window's gaps, flat then growing."""
+    s = np.asarray(s, dtype=float)
+    return np.where(s < 128, 0.6e-6, 0.5e-6 + s * 8e-10)
+
+
+def add_long_windows(path, placement="intra-node", lengths=(256, 512), reps=5, sizes=None):
+    sizes = SIZES[SIZES <= 4096] if sizes is None else sizes
+    with h5py.File(path, "a") as f:
+        g = f.create_group("exchange_window_long")
+        g.attrs["placement"] = placement
+        rows_s, rows_w, rows_t = [], [], []
+        for s in sizes:
+            for w in lengths:
+                # The first 16 messages at the window's gap, the rest queued.
+                rows_s.append(s)
+                rows_w.append(w)
+                rows_t.append(float(pingping_law(s) + 15 * gap_law(s) + (w - 16) * queued_law(s)))
+        g.create_dataset("size", data=np.asarray(rows_s, dtype=float)).attrs["unit"] = "B"
+        g.create_dataset("messages", data=np.asarray(rows_w, dtype=float))
+        g.create_dataset("time", data=np.repeat(np.asarray(rows_t)[:, None], reps, axis=1)).attrs["unit"] = "s"
+
+
+def test_queued_gaps_from_long_windows_of_two_lengths(tmp_path):
+    """calib_pingpong's long windows (256 and 512 messages a size): their difference over the
+    256 messages between them is the gap of a message past the peer's fast box, fitted below
+    the protocol switch into message_gaps' intra-node-queued law."""
+    trace = network(tmp_path)
+    add_windows(trace)
+    add_long_windows(trace)
+    p = fitted(tmp_path, trace)
+    at, _ = law(p["message_gaps"]["intra-node-queued"])
+    for s in SIZES[SIZES < SWITCH]:
+        assert at(s) == pytest.approx(float(queued_law(s)), rel=1e-4), s
+    q = p["quality"]["network"]["message_gap_queued"]
+    assert q["below"] == SWITCH and q["r2"] == pytest.approx(1, abs=1e-9)
+    # The window's own gaps are unchanged.
+    at_gap, _ = law(p["message_gaps"]["intra-node"])
+    assert at_gap(1000) == pytest.approx(float(gap_law(1000)), rel=1e-4)
+
+
+def test_no_queued_gaps_without_long_windows_of_two_lengths_or_between_nodes(tmp_path):
+    one_length = network(tmp_path, "a.h5")
+    add_windows(one_length)
+    add_long_windows(one_length, lengths=(256,))
+    p = fitted(tmp_path, one_length)
+    assert "intra-node-queued" not in p["message_gaps"]
+    assert "no queued gaps" in p["quality"]["network"]["message_gap_queued"]["note"]
+    between = network(tmp_path, "b.h5", placement="inter-node")
+    add_windows(between, placement="inter-node")
+    add_long_windows(between, placement="inter-node")
+    p = fitted(tmp_path, between)
+    assert set(p["message_gaps"]) == {"inter-node"}
+    # A trace of the placement without them: none either.
+    with_long = network(tmp_path, "c.h5")
+    add_windows(with_long)
+    add_long_windows(with_long)
+    without = network(tmp_path, "d.h5")
+    add_windows(without)
+    assert "intra-node-queued" not in fitted(tmp_path, with_long, without)["message_gaps"]
+
+
 def test_gaps_under_noise(tmp_path):
     trace = network(tmp_path)
     add_windows(trace, noise=0.02, reps=9)

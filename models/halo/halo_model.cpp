@@ -180,6 +180,11 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
     s.fixed_message_gap = p.get_double("message_gap");
   if (p.given("self_message_gap"))
     s.fixed_self_gap = p.get_double("self_message_gap");
+  // Past a peer's fast box (within a host): the scenario's queued gap, else the profile's.
+  if (p.given("queued_message_gap"))
+    s.fixed_queued_gap = p.get_double("queued_message_gap");
+  s.fast_box_bytes = p.get_double("fast_box_bytes");
+  s.fast_box_header = p.get_double("fast_box_header");
   s.protocols.inter_large =
       p.get_string("inter_large_protocol") == "pipelined" ? halo::Protocol::Pipelined : halo::Protocol::Rendezvous;
   s.protocols.chunk_size = p.get_double("pipeline_chunk");
@@ -324,6 +329,21 @@ simcore::ModelInfo make_info()
                                   "detailed mode: the same for a rank's eager messages to itself (MPI's self "
                                   "transport); unless given, the profile's 'message_gaps' for 'self' "
                                   "(calib_pingpong's self_window), else 0")
+                  .at_least(0),
+              ParamSpec::quantity("queued_message_gap", ParamType::Time, "0s",
+                                  "detailed mode: the gap of an eager message to another rank of the host once "
+                                  "those the rank posted to it in the iteration fill its fast box (fast_box_bytes); "
+                                  "unless given, the profile's 'message_gaps' for 'intra-node-queued' where the "
+                                  "other gaps come from the profile (calib_pingpong's long exchange windows), "
+                                  "else the message's gap")
+                  .at_least(0),
+              ParamSpec::quantity("fast_box_bytes", ParamType::Size, "4KiB",
+                                  "detailed mode: what a rank's eager messages to one other rank of its host may "
+                                  "hold, each its bytes and fast_box_header, before the next takes the queued gap "
+                                  "(Open MPI btl_vader_fbox_size)")
+                  .at_least(0),
+              ParamSpec::quantity("fast_box_header", ParamType::Size, "24B",
+                                  "detailed mode: what each message adds to its bytes in the fast box (headers)")
                   .at_least(0),
               ParamSpec::string("smpi_ois", "",
                                 "smpi mode: what MPI_Isend sleeps before it posts a message, as SMPI's smpi/ois: "

@@ -199,12 +199,21 @@ PostSchedule schedule_posts(const Setup& s, const std::vector<RankMessage>& msgs
   schedule.at.assign(msgs.size(), 0);
   schedule.gap.assign(msgs.size(), 0);
   std::vector<double> posted(posting_end.size(), 0); // gaps so far, per rank
+  // Per (rank, peer within its host): the bytes of its eager messages to it so far, with
+  // their headers (what its fast box holds, while the peer is busy posting its own).
+  std::map<std::pair<std::int64_t, std::int64_t>, double> in_fast_box;
   auto post = [&](std::size_t i) {
     schedule.order.push_back(i);
     if (s.mode != Mode::Detailed)
       return; // SMPI mode: what SMPI simulates, which charges no gap
     const RankMessage& m = msgs[i];
-    const double gap = m.protocol == Protocol::Eager ? s.message_gap(m.bytes, m.intra, m.from == m.to) : 0;
+    bool queued = false;
+    if (m.protocol == Protocol::Eager && m.intra && !m.self() && s.queues()) {
+      double& held = in_fast_box[{m.from, m.to}];
+      held += (m.bytes + s.fast_box_header) * static_cast<double>(m.parts);
+      queued = held > s.fast_box_bytes;
+    }
+    const double gap = m.protocol == Protocol::Eager ? s.message_gap(m.bytes, m.intra, m.self(), queued) : 0;
     const auto r = static_cast<std::size_t>(m.from);
     double& at = posted[r];
     const double last = at + gap * static_cast<double>(m.parts - 1);
@@ -365,7 +374,8 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     std::vector<RankMessage> split;
     split.reserve(msgs.size());
     for (const auto& m : msgs) {
-      const bool gapped = m.protocol == Protocol::Eager && s.message_gap(m.bytes, m.intra, m.from == m.to) > 0;
+      const bool gapped = m.protocol == Protocol::Eager &&
+                          (s.message_gap(m.bytes, m.intra, m.self()) > 0 || (m.intra && !m.self() && s.queues()));
       for (std::int64_t k = 0; k < (gapped ? m.parts : 1); k++) {
         split.push_back(m);
         if (gapped)

@@ -46,9 +46,24 @@ struct Setup {
    *  message's size, whatever its placement; none where not given. */
   std::optional<simcore::GapLaw> smpi_ois;
 
-  double message_gap(double bytes, bool intra, bool self) const
+  /** Detailed mode, within a host: a rank's eager messages to one other rank of its host take
+   *  the queued gap once those it posted to that rank in the iteration hold more than
+   *  `fast_box_bytes`, each counting its bytes and `fast_box_header` (Open MPI's fast box: the
+   *  shared-memory slots for each peer, 4 KiB; past them messages take a slower queue). The
+   *  queued gap: the scenario's (`fixed_queued_gap`), else, where the other gaps come from the
+   *  profile, its intra-node-queued law, else none (every message its gap). */
+  double fast_box_bytes = 4096, fast_box_header = 24;
+  std::optional<double> fixed_queued_gap;
+  bool queues() const
+  {
+    return fixed_queued_gap || (!fixed_message_gap && message_gaps.has(simcore::MessageGaps::Placement::IntraNodeQueued));
+  }
+
+  double message_gap(double bytes, bool intra, bool self, bool queued = false) const
   {
     using P = simcore::MessageGaps::Placement;
+    if (queued && intra && !self && queues())
+      return fixed_queued_gap ? *fixed_queued_gap : message_gaps.gap(bytes, P::IntraNodeQueued).value_or(0.0);
     const auto& fixed = self ? fixed_self_gap : fixed_message_gap;
     if (fixed)
       return *fixed;

@@ -138,13 +138,17 @@ MessageGaps MessageGaps::from_json(const nlohmann::json& j, const std::string& w
   MessageGaps out;
   for (const auto& [placement, v] : j.items()) {
     const std::string wp = where + " (message_gaps." + placement + ")";
-    if (placement != "intra-node" && placement != "inter-node" && placement != "self")
-      throw InputError(wp, "unknown placement; expected intra-node (messages between ranks of a host), inter-node "
-                           "or self (a rank's messages to itself)");
+    if (placement != "intra-node" && placement != "inter-node" && placement != "self" &&
+        placement != "intra-node-queued")
+      throw InputError(wp, "unknown placement; expected intra-node (messages between ranks of a host), inter-node, "
+                           "self (a rank's messages to itself) or intra-node-queued (within a host, past the "
+                           "peer's fast box)");
     if (!v.is_string())
       throw InputError(wp, "expected a string BYTES:SECONDS:SECONDS_PER_BYTE;... (\"0:3e-07:1e-10\")");
-    (placement == "intra-node" ? out.intra_ : placement == "inter-node" ? out.inter_ : out.self_) =
-        GapLaw::parse(v.get<std::string>(), wp);
+    (placement == "intra-node"   ? out.intra_
+     : placement == "inter-node" ? out.inter_
+     : placement == "self"       ? out.self_
+                                 : out.queued_) = GapLaw::parse(v.get<std::string>(), wp);
   }
   return out;
 }
@@ -166,6 +170,8 @@ nlohmann::json MessageGaps::to_json() const
     out["inter-node"] = inter_->text();
   if (self_)
     out["self"] = self_->text();
+  if (queued_)
+    out["intra-node-queued"] = queued_->text();
   return out;
 }
 

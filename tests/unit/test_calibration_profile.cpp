@@ -363,7 +363,14 @@ TEST_CASE("CalibrationProfile: message gaps by placement", "[calibration]")
   CHECK(only.message_gaps().to_json() == json::parse(R"({"intra-node": "0:3e-07:0"})"));
   CHECK(from_json_error(json::parse(R"({"message_gaps": {"same-rack": "0:1e-6:0"}})")) ==
         "p.json (message_gaps.same-rack): unknown placement; expected intra-node (messages between ranks of a host), "
-        "inter-node or self (a rank's messages to itself)");
+        "inter-node, self (a rank's messages to itself) or intra-node-queued (within a host, past the peer's fast "
+        "box)");
+  const auto queued = CalibrationProfile::from_json(
+      json::parse(R"({"message_gaps": {"intra-node": "0:2e-07:0", "intra-node-queued": "0:6e-07:1e-10"}})"), "p");
+  CHECK(*queued.message_gaps().gap(1000, P::IntraNodeQueued) == Approx(6e-7 + 1e-7).epsilon(1e-15));
+  CHECK(!only.message_gaps().has(P::IntraNodeQueued));
+  CHECK(queued.message_gaps().to_json() ==
+        json::parse(R"({"intra-node": "0:2e-07:0", "intra-node-queued": "0:6e-07:1e-10"})"));
   CHECK(from_json_error(json::parse(R"({"message_gaps": {"intra-node": 1e-6}})")) ==
         "p.json (message_gaps.intra-node): expected a string BYTES:SECONDS:SECONDS_PER_BYTE;... (\"0:3e-07:1e-10\")");
   CHECK_THAT(from_json_error(json::parse(R"({"message_gaps": []})")), Catch::StartsWith("p.json (message_gaps): expected an object"));

@@ -564,6 +564,47 @@ def single_node_scenario(tmp_path, loopback_bw="10e9", **params):
     return simcore.load(path)
 
 
+@pytest.mark.parametrize("fast_box, header, queued", [("4KiB", "24B", 1), ("8KiB", "24B", 0), ("4KiB", "500B", 2),
+                                                      ("0B", "24B", 5)])
+def test_messages_past_the_fast_box_take_the_queued_gap(tmp_path, fast_box, header, queued):
+    """Two ranks of one node, six variables of 800 B each way, 1 us apart: the messages that
+    no longer fit in the peer's fast box (each 800 B and its header) are posted a queued gap
+    (3 us) after the one before. With 824 B a message, four fit in 4 KiB and the fifth does
+    not: the sixth leaves 2 us later; in 8 KiB all fit; with 1,300 B a message the fourth and
+    fifth are queued; with no fast box every message after the first waits 3 us."""
+    common = dict(variables=6, bundled="false", message_gap="1us")
+    plain = single_node_scenario(tmp_path, **common).run().metrics["makespan"]
+    res = single_node_scenario(tmp_path, queued_message_gap="3us", fast_box_bytes=fast_box, fast_box_header=header,
+                               **common).run().metrics["makespan"]
+    assert res - plain == pytest.approx(queued * 2e-6, rel=1e-9, abs=1e-15)
+    # Between nodes there is no fast box.
+    between = dict(variables=6, bundled="false", message_gap="1us")
+    assert (scenario(tmp_path, queued_message_gap="3us", fast_box_bytes=fast_box, **between).run().metrics["makespan"]
+            == scenario(tmp_path, **between).run().metrics["makespan"])
+
+
+def test_the_queued_gap_comes_from_the_profile_with_the_other_gaps(tmp_path):
+    """The profile's intra-node-queued law holds where the other gaps come from the profile
+    too (a scenario's message_gap without a queued gap leaves every message its gap); the
+    scenario's queued_message_gap holds over it."""
+    profile = tmp_path / "p.json"
+    profile.write_text('{"message_gaps": {"intra-node": "0:1e-6:0", "intra-node-queued": "0:3e-6:0"}}')
+    common = dict(variables=6, bundled="false")
+
+    def run(**params):
+        sc = single_node_scenario(tmp_path, **common, **params)
+        sc.calibration = profile
+        return sc.run().metrics["makespan"]
+    fixed = single_node_scenario(tmp_path, message_gap="1us", **common).run().metrics["makespan"]
+    assert run() == pytest.approx(fixed + 2e-6, rel=1e-12)  # the sixth message, as above
+    assert run(message_gap="1us") == pytest.approx(fixed, rel=1e-12)
+    assert run(queued_message_gap="5us") == pytest.approx(fixed + 4e-6, rel=1e-12)
+    # A rank's messages to itself have no fast box (MPI's self transport).
+    alone = dict(ranks=1, procs="1,1,1", ranks_per_node=1, periodic="true", self_message_gap="1us")
+    assert run(fast_box_bytes="0B", **alone) == run(fast_box_bytes="1MiB", **alone)
+    assert run(fast_box_bytes="0B") > run()
+
+
 def test_an_eager_message_within_a_node_takes_the_loopback_latency(tmp_path):
     """On a node whose ranks talk through SimGrid's loopback (single_node.xml), an eager message
     arrives the loopback's latency after it is posted: copy in, latency, copy out. A cluster

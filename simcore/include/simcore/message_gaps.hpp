@@ -40,13 +40,15 @@ private:
   std::string text_;
 };
 
-/** The profile's "message_gaps": {"intra-node": "0:3e-7:1e-10;...", "inter-node": "..."}. */
+/** The profile's "message_gaps": {"intra-node": "0:3e-7:1e-10;...", "inter-node": "..."}, and
+ *  "intra-node-queued": within a host, the gap of a message that finds the peer's fast box
+ *  (the shared-memory slots MPI keeps for each peer) full and takes the slower queue. */
 class MessageGaps {
 public:
   /** Throws InputError naming `where` (the profile) for anything but the form above. */
   static MessageGaps from_json(const nlohmann::json& j, const std::string& where);
-  enum class Placement { IntraNode, InterNode, Self };
-  bool empty() const { return !intra_ && !inter_ && !self_; }
+  enum class Placement { IntraNode, InterNode, Self, IntraNodeQueued };
+  bool empty() const { return !intra_ && !inter_ && !self_ && !queued_; }
   bool has(Placement p) const { return static_cast<bool>(law(p)); }
   /** The gap of a message of `size` bytes, none where the placement has no law. */
   std::optional<double> gap(double size, Placement p) const;
@@ -54,11 +56,11 @@ public:
   /** The placement's law, if the profile has one. */
   const std::optional<GapLaw>& law(Placement p) const
   {
-    return p == Placement::IntraNode ? intra_ : p == Placement::InterNode ? inter_ : self_;
+    return p == Placement::IntraNode ? intra_ : p == Placement::InterNode ? inter_ : p == Placement::Self ? self_ : queued_;
   }
 
 private:
-  std::optional<GapLaw> intra_, inter_, self_;
+  std::optional<GapLaw> intra_, inter_, self_, queued_;
 };
 
 } // namespace simcore
