@@ -187,9 +187,24 @@ void NetworkSamples::add(const Trace& t, const std::string& path, const FitOptio
                             path);
   n.all_have_window = n.all_have_window && has_window;
   const bool has_long = t.benchmarks.count("exchange_window_long") != 0;
-  if (has_long)
-    exchange_window_samples(t.benchmarks.at("exchange_window_long"), n.long_sizes, n.long_times, n.long_messages,
-                            path);
+  if (has_long) {
+    // Within this trace (its two lengths timed back to back), per size: the longer window less
+    // the shorter over the messages between them, where the shorter one already overflows a
+    // fast box of 4 KiB (24 B of header a message, Open MPI's; the halo model's defaults).
+    std::vector<double> sizes, times, messages;
+    exchange_window_samples(t.benchmarks.at("exchange_window_long"), sizes, times, messages, path);
+    std::map<double, std::map<double, std::vector<double>>> by_size; // size -> messages -> times
+    for (std::size_t i = 0; i < sizes.size(); i++)
+      by_size[sizes[i]][messages[i]].push_back(times[i]);
+    for (const auto& [size, windows] : by_size) {
+      const auto& [w1, t1] = *windows.begin();
+      const auto& [w2, t2] = *windows.rbegin();
+      if (windows.size() < 2 || w1 * (size + 24) <= 4096)
+        continue;
+      n.queued_sizes.push_back(size);
+      n.queued_gaps.push_back((simcore::quantile(t2, 0.5) - simcore::quantile(t1, 0.5)) / (w2 - w1));
+    }
+  }
   n.all_have_long = n.all_have_long && has_long;
   const bool has_self = t.benchmarks.count("self_window") != 0;
   if (has_self)
@@ -312,10 +327,13 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
     }
     if (concurrent && n.all_have_window)
       write_gaps(placement, fit, msizes, mtimes, n.window_sizes, n.window_times, n.window_messages, options, out, q);
-    if (concurrent && n.all_have_window && n.all_have_long && std::string(placement) == "intra-node" &&
-        out.message_gaps.contains(placement))
-      write_queued_gaps(n, fit.switch_point() > 0 ? fit.switch_point() : std::numeric_limits<double>::infinity(), options,
-                        out, q);
+    if (concurrent && n.all_have_window && n.all_have_long && std::string(placement) == "intra-node") {
+      if (out.message_gaps.contains(placement))
+        write_queued_gaps(n, fit.switch_point() > 0 ? fit.switch_point() : std::numeric_limits<double>::infinity(),
+                          options, out, q);
+      else
+        q["message_gap_queued"] = {{"note", "no message gaps for the placement: no queued gaps either"}};
+    }
     if (!n.one_way_problem.empty()) {
       const std::string note = "one_way not fitted (it is only compared): " + n.one_way_problem;
       q["note"] = q.contains("note") ? q["note"].get<std::string>() + "; " + note : note;
@@ -328,35 +346,39 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
 void NetworkSamples::write_queued_gaps(const Placement& n, double below, const FitOptions& options,
                                        ProfileParts& out, nlohmann::ordered_json& q)
 {
-  // Windows long enough to pass the peer's fast box, of two lengths w1 < w2: the messages
-  // between the two are all queued, so the difference of their median times over w2 - w1 is
-  // the queued gap, whatever the fast box holds. Pooled over the traces, per size.
-  std::map<double, std::map<double, std::vector<double>>> by_size; // size -> messages -> times
-  for (std::size_t i = 0; i < n.long_sizes.size(); i++)
-    if (n.long_sizes[i] < below)
-      by_size[n.long_sizes[i]][n.long_messages[i]].push_back(n.long_times[i]);
-  std::vector<double> gs, gt, spread;
-  for (auto& [size, windows] : by_size) {
-    if (windows.size() < 2)
-      continue;
-    const auto& [w1, t1] = *windows.begin();
-    const auto& [w2, t2] = *windows.rbegin();
-    const double m1 = simcore::quantile(t1, 0.5), m2 = simcore::quantile(t2, 0.5);
-    gs.push_back(size);
-    gt.push_back(std::max((m2 - m1) / (w2 - w1), 1e-12));
-    for (double t : t2)
-      spread.push_back(std::abs(t - m2) / m2);
-  }
+  // Each trace's queued gaps (its long windows of two lengths, both past the peer's fast box:
+  // their difference is the gap of a queued message, whatever the fast box holds), the median
+  // over the traces per size below the protocol switch; a size whose longer window was not
+  // the slower is left out, and said.
+  std::vector<double> ss, gg;
+  for (std::size_t i = 0; i < n.queued_sizes.size(); i++)
+    if (n.queued_sizes[i] < below) {
+      ss.push_back(n.queued_sizes[i]);
+      gg.push_back(n.queued_gaps[i]);
+    }
+  std::vector<double> ms, mt, spread, gs, gt;
+  median_per_size(ss, gg, ms, mt, spread);
+  std::vector<double> not_slower;
+  for (std::size_t i = 0; i < ms.size(); i++)
+    (mt[i] > 0 ? gs : not_slower).push_back(ms[i]);
+  for (std::size_t i = 0; i < ms.size(); i++)
+    if (mt[i] > 0)
+      gt.push_back(mt[i]);
   auto& g = q["message_gap_queued"];
   if (gs.size() < 2) {
-    g = {{"note", "fewer than 2 sizes below the protocol switch with long windows of two lengths: no queued gaps"}};
+    g = {{"note", "fewer than 2 sizes below the protocol switch with long windows of two lengths past the fast box "
+                  "(the longer one the slower): no queued gaps"}};
     return;
   }
   const PiecewiseFit fit = fit_piecewise(gs, gt, options.max_segments);
   out.message_gaps["intra-node-queued"] = gap_law(fit);
   g = gap_quality(fit, gs.size(), below, spread);
   g["what"] = "per message past the peer's fast box (calib_pingpong's exchange_window_long: the longer window less "
-              "the shorter, over the messages between them)";
+              "the shorter, over the messages between them, per trace; the median over the traces)";
+  if (!not_slower.empty()) {
+    g["sizes_left_out"] = not_slower;
+    g["note"] = std::to_string(not_slower.size()) + " size(s) left out: the longer window was not the slower";
+  }
 }
 
 void NetworkSamples::write_self_gaps(const FitOptions& options, ProfileParts& out) const

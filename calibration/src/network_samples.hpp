@@ -37,8 +37,9 @@ private:
     std::vector<double> one_way_sizes, one_way_times; // per message of a stream (calib_pingpong's one_way)
     // calib_pingpong's exchange_window: w messages each way at once (the message gaps)
     std::vector<double> window_sizes, window_times, window_messages;
-    // calib_pingpong's exchange_window_long: windows of two lengths past the fast box
-    std::vector<double> long_sizes, long_times, long_messages;
+    // calib_pingpong's exchange_window_long, per trace and size: the queued gap (the longer
+    // window less the shorter, over the messages between them; both past the fast box)
+    std::vector<double> queued_sizes, queued_gaps;
     bool all_have_pingping = true, all_have_one_way = true, all_have_window = true, all_have_long = true;
     std::string one_way_problem; // why a trace's one_way group was left out (it is only compared)
     int traces = 0;

@@ -816,8 +816,8 @@ def test_under_smpi_every_ranks_buffers_count_against_the_one_process(tmp_path):
                                      "--per-octave", "1", "--repetitions", "1", "-o", str(trace)],
                             env=MPI_ENV, timeout=120)
     assert res.returncode == 2, (res.returncode, res.stdout + res.stderr)
-    assert ("calib_pingpong: the buffers of 2 ranks in this SMPI process (0.158 GiB a rank for --max 33554432, "
-            "--buffers per-size) need 0.316 GiB") in res.stderr, res.stderr
+    assert ("calib_pingpong: the buffers of 2 ranks in this SMPI process (0.156 GiB a rank for --max 33554432, "
+            "--buffers per-size) need 0.313 GiB") in res.stderr, res.stderr
     assert not trace.exists()
 
 

@@ -120,8 +120,12 @@ def queued_law(s):
     return np.where(s < 128, 0.6e-6, 0.5e-6 + s * 8e-10)
 
 
-def add_long_windows(path, placement="intra-node", lengths=(256, 512), reps=5, sizes=None):
+def add_long_windows(path, placement="intra-node", lengths=(256, 512), reps=5, sizes=None, queued=None, window=None):
+    """`window(s, w)`: a window's time (by default its first 16 messages at the window's gap,
+    the rest at `queued`)."""
     sizes = SIZES[SIZES <= 4096] if sizes is None else sizes
+    queued = queued_law if queued is None else queued
+    window = window or (lambda s, w: float(pingping_law(s) + 15 * gap_law(s) + (w - 16) * queued(s)))
     with h5py.File(path, "a") as f:
         g = f.create_group("exchange_window_long")
         g.attrs["placement"] = placement
@@ -131,7 +135,7 @@ def add_long_windows(path, placement="intra-node", lengths=(256, 512), reps=5, s
                 # The first 16 messages at the window's gap, the rest queued.
                 rows_s.append(s)
                 rows_w.append(w)
-                rows_t.append(float(pingping_law(s) + 15 * gap_law(s) + (w - 16) * queued_law(s)))
+                rows_t.append(window(s, w))
         g.create_dataset("size", data=np.asarray(rows_s, dtype=float)).attrs["unit"] = "B"
         g.create_dataset("messages", data=np.asarray(rows_w, dtype=float))
         g.create_dataset("time", data=np.repeat(np.asarray(rows_t)[:, None], reps, axis=1)).attrs["unit"] = "s"
@@ -174,6 +178,38 @@ def test_no_queued_gaps_without_long_windows_of_two_lengths_or_between_nodes(tmp
     without = network(tmp_path, "d.h5")
     add_windows(without)
     assert "intra-node-queued" not in fitted(tmp_path, with_long, without)["message_gaps"]
+
+
+def test_queued_gaps_pair_the_lengths_within_each_trace(tmp_path):
+    """Two traces, each twice as slow as the other in every window (the machine's two states):
+    each trace's difference is its own, the law the median of the two; windows too short to
+    pass the fast box (2 and 4 messages) are left out rather than read as queued."""
+    fast = network(tmp_path, "fast.h5")
+    add_windows(fast)
+    add_long_windows(fast)
+    slow = network(tmp_path, "slow.h5")
+    add_windows(slow)
+    add_long_windows(slow, queued=lambda s: 3 * queued_law(s))
+    short = network(tmp_path, "short.h5")
+    add_windows(short)
+    add_long_windows(short, lengths=(2, 4), sizes=SIZES[SIZES <= 1024],
+                     window=lambda s, w: float(pingping_law(s) + (w - 1) * 100 * queued_law(s)))
+    at, _ = law(fitted(tmp_path, fast, slow, short)["message_gaps"]["intra-node-queued"])
+    for s in (8, 100, 1000):
+        # the median of 1 x and 3 x (the short windows left out), and no pairing across traces
+        assert at(s) == pytest.approx(2 * float(queued_law(s)), rel=1e-3), s
+
+
+def test_sizes_whose_longer_window_is_not_slower_are_left_out(tmp_path):
+    trace = network(tmp_path)
+    add_windows(trace)
+    usual = lambda s, w: float(pingping_law(s) + 15 * gap_law(s) + (w - 16) * queued_law(s))  # noqa: E731
+    add_long_windows(trace, window=lambda s, w: usual(s, 768 - w) if s == 64 else usual(s, w))
+    p = fitted(tmp_path, trace)
+    q = p["quality"]["network"]["message_gap_queued"]
+    assert q["sizes_left_out"] == [64] and "the longer window was not the slower" in q["note"]
+    at, _ = law(p["message_gaps"]["intra-node-queued"])
+    assert at(64) > 0
 
 
 def test_gaps_under_noise(tmp_path):

@@ -371,11 +371,22 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
   // they are transfers of their own (together they would move all their bytes after the last
   // post, which the earlier gaps had already paid for).
   if (s.mode == Mode::Detailed && !s.bundled) {
+    // A rank's eager messages to another rank of its host that overflow its fast box take the
+    // queued gap: each pair whose messages hold more than it, with a queued gap.
+    std::map<std::pair<std::int64_t, std::int64_t>, double> fast_box_load;
+    if (s.queues())
+      for (const auto& m : msgs)
+        if (m.protocol == Protocol::Eager && m.intra && !m.self())
+          fast_box_load[{m.from, m.to}] += (m.bytes + s.fast_box_header) * static_cast<double>(m.parts);
+    auto overflows = [&](const RankMessage& m) {
+      const auto it = fast_box_load.find({m.from, m.to});
+      return it != fast_box_load.end() && it->second > s.fast_box_bytes &&
+             s.message_gap(m.bytes, m.intra, m.self(), true) > 0;
+    };
     std::vector<RankMessage> split;
     split.reserve(msgs.size());
     for (const auto& m : msgs) {
-      const bool gapped = m.protocol == Protocol::Eager &&
-                          (s.message_gap(m.bytes, m.intra, m.self()) > 0 || (m.intra && !m.self() && s.queues()));
+      const bool gapped = m.protocol == Protocol::Eager && (s.message_gap(m.bytes, m.intra, m.self()) > 0 || overflows(m));
       for (std::int64_t k = 0; k < (gapped ? m.parts : 1); k++) {
         split.push_back(m);
         if (gapped)

@@ -567,16 +567,22 @@ def single_node_scenario(tmp_path, loopback_bw="10e9", **params):
 @pytest.mark.parametrize("fast_box, header, queued", [("4KiB", "24B", 1), ("8KiB", "24B", 0), ("4KiB", "500B", 2),
                                                       ("0B", "24B", 5)])
 def test_messages_past_the_fast_box_take_the_queued_gap(tmp_path, fast_box, header, queued):
-    """Two ranks of one node, six variables of 800 B each way, 1 us apart: the messages that
-    no longer fit in the peer's fast box (each 800 B and its header) are posted a queued gap
-    (3 us) after the one before. With 824 B a message, four fit in 4 KiB and the fifth does
-    not: the sixth leaves 2 us later; in 8 KiB all fit; with 1,300 B a message the fourth and
-    fifth are queued; with no fast box every message after the first waits 3 us."""
+    """Two ranks of one node, six variables of 800 B each way, 1 us apart: a message that no
+    longer fits in the peer's fast box (each 800 B and its header) has the queued gap (3 us)
+    after it instead. With 824 B a message, four fit in 4 KiB and the fifth does not: the
+    sixth leaves 2 us later (its own gap is after the last post); in 8 KiB all fit; with
+    1,300 B a message the fourth to the sixth overflow it, the fifth and sixth leave 2 and 4
+    us later; with no fast box every message after the first waits 3 us."""
     common = dict(variables=6, bundled="false", message_gap="1us")
     plain = single_node_scenario(tmp_path, **common).run().metrics["makespan"]
     res = single_node_scenario(tmp_path, queued_message_gap="3us", fast_box_bytes=fast_box, fast_box_header=header,
                                **common).run().metrics["makespan"]
     assert res - plain == pytest.approx(queued * 2e-6, rel=1e-9, abs=1e-15)
+    # Without a gap of its own, a message that the fast box holds is not made a transfer of
+    # its own: a fast box that holds them all changes nothing.
+    bare = dict(variables=6, bundled="false")
+    assert (single_node_scenario(tmp_path, queued_message_gap="3us", fast_box_bytes="1MiB", **bare).run()
+            .metrics["makespan"] == single_node_scenario(tmp_path, **bare).run().metrics["makespan"])
     # Between nodes there is no fast box.
     between = dict(variables=6, bundled="false", message_gap="1us")
     assert (scenario(tmp_path, queued_message_gap="3us", fast_box_bytes=fast_box, **between).run().metrics["makespan"]
