@@ -339,8 +339,8 @@ simcore::ModelInfo make_info()
                   .at_least(0),
               ParamSpec::quantity("fast_box_bytes", ParamType::Size, "4KiB",
                                   "detailed mode: what a rank's eager messages to one other rank of its host may "
-                                  "hold, each its bytes and fast_box_header, before the next takes the queued gap "
-                                  "(Open MPI btl_vader_fbox_size)")
+                                  "hold, each its bytes and fast_box_header; the message that overflows it and those "
+                                  "after it take the queued gap (Open MPI btl_vader_fbox_size)")
                   .at_least(0),
               ParamSpec::quantity("fast_box_header", ParamType::Size, "24B",
                                   "detailed mode: what each message adds to its bytes in the fast box (headers)")
