@@ -11,9 +11,11 @@
  * large buffer, as the OSU benchmarks do.
  * Exchange windows of --window messages each way give the message gaps; long ones of
  * --long-window messages and twice as many (up to 4 KiB messages) the gaps past the peer's
- * fast box.
+ * fast box; windows of every length from 1 to --fast-box-sweep messages (small sizes) where
+ * the gap steps up, which gives the fast box's capacity.
  *   mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] [--long-window W]
- *                               [--per-octave N] [--buffers per-size|shared] -o TRACE.h5 */
+ *                               [--fast-box-sweep W] [--per-octave N] [--buffers per-size|shared]
+ *                               -o TRACE.h5 */
 #include "message_buffer.hpp"
 
 #include "calibration/bench_options.hpp"
@@ -27,9 +29,11 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -42,6 +46,12 @@ constexpr int kPingPingExchanges = 8;
 constexpr std::size_t kWindowBytes = std::size_t{256} << 20;
 /** Long exchange windows (past the peer's fast box) are timed up to this message size. */
 constexpr std::size_t kLongWindowSizeAtMost = 4096;
+/** The message sizes of the fast-box sweep: small ones, dense enough (up to 8 B apart below
+ *  64 B) to show how the fast box rounds a message up, whose windows fill it within a few
+ *  hundred messages. */
+constexpr int kFastBoxSweepSizes[] = {1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 256};
+/** The fast-box sweep's lengths grow by this factor (rounded; each at least one more). */
+constexpr double kFastBoxSweepStep = 1.1;
 
 struct PingPongOptions {
   std::string out;
@@ -55,6 +65,14 @@ struct PingPongOptions {
   int long_window = 0;
 #else
   int long_window = 256;
+#endif
+  /** Exchange windows of every sweep length up to this many messages at each of
+   *  kFastBoxSweepSizes (0: none), between two ranks of one node only; not by default under
+   *  SMPI (no fast box there). */
+#ifdef SMPI_H
+  int fast_box_sweep = 0;
+#else
+  int fast_box_sweep = 512;
 #endif
   int per_octave = 4;
   std::string buffers = "per-size";
@@ -70,6 +88,33 @@ struct PingPongOptions {
   std::size_t long_window_bytes(std::size_t bytes) const
   {
     return long_windows_at(bytes) ? 2 * static_cast<std::size_t>(long_window) * bytes : 0;
+  }
+  /** The sizes of the fast-box sweep (those up to max_bytes; none without the sweep). */
+  std::vector<int> fast_box_sizes() const
+  {
+    std::vector<int> v;
+    for (int s : kFastBoxSweepSizes)
+      if (fast_box_sweep > 0 && static_cast<std::size_t>(s) <= max_bytes)
+        v.push_back(s);
+    return v;
+  }
+  /** The window lengths of the fast-box sweep: 1, then each kFastBoxSweepStep times the last
+   *  (rounded half up, at least one more: every length up to 15), up to fast_box_sweep, which
+   *  ends it. */
+  std::vector<int> fast_box_lengths() const
+  {
+    std::vector<int> v;
+    if (fast_box_sweep > 0)
+      v.push_back(1);
+    while (!v.empty() && v.back() < fast_box_sweep)
+      v.push_back(std::min(fast_box_sweep, std::max(v.back() + 1, static_cast<int>(v.back() * kFastBoxSweepStep + 0.5))));
+    return v;
+  }
+  /** The bytes of the fast-box sweep's longest window (0 where none). */
+  std::size_t fast_box_window_bytes() const
+  {
+    const auto sizes = fast_box_sizes();
+    return sizes.empty() ? 0 : static_cast<std::size_t>(fast_box_sweep) * static_cast<std::size_t>(sizes.back());
   }
 };
 
@@ -87,6 +132,8 @@ std::string read_pingpong_options(int argc, char** argv, PingPongOptions& o)
       return read_whole(a, v, 1, 4096, "a whole number from 1 to 4096", o.window);
     if (a == "--long-window")
       return read_whole(a, v, 0, 2048, "a whole number from 0 (none) to 2048", o.long_window);
+    if (a == "--fast-box-sweep")
+      return read_whole(a, v, 0, 4096, "a whole number from 0 (none) to 4096", o.fast_box_sweep);
     if (a == "--per-octave")
       return read_whole(a, v, 1, 8, "a whole number from 1 to 8", o.per_octave);
     if (a == "--buffers") {
@@ -143,12 +190,14 @@ bool allocate_up_front(const PingPongOptions& o, const std::vector<double>& size
       largest_window = std::max({largest_window,
                                  static_cast<std::size_t>(v) * static_cast<std::size_t>(o.window_of(static_cast<std::size_t>(v))),
                                  o.long_window_bytes(static_cast<std::size_t>(v))});
+    largest_window = std::max(largest_window, o.fast_box_window_bytes());
     MessageBuffer probe_send, probe_window;
     return allocated_everywhere(probe_send, o.max_bytes, 2, rank, "the largest send buffer") &&
            allocated_everywhere(probe_window, largest_window, 1, rank, "the largest one-way window");
   }
-  const std::size_t window_bytes = std::max(std::min(o.max_bytes * static_cast<std::size_t>(o.window), kWindowBytes),
-                                            o.long_window_bytes(std::min(o.max_bytes, kLongWindowSizeAtMost)));
+  const std::size_t window_bytes = std::max({std::min(o.max_bytes * static_cast<std::size_t>(o.window), kWindowBytes),
+                                             o.long_window_bytes(std::min(o.max_bytes, kLongWindowSizeAtMost)),
+                                             o.fast_box_window_bytes()});
   return allocated_everywhere(buf, std::max(o.max_bytes, window_bytes) + 1, 1, rank, "the shared receive buffer") &&
          allocated_everywhere(sbuf, o.max_bytes + 1, 2, rank, "the shared send buffer");
 }
@@ -171,10 +220,13 @@ double bytes_per_rank(const PingPongOptions& o, const std::vector<double>& sizes
     if (v <= kEagerBytesAtMost)
       eager_window = std::max(eager_window, window);
   }
+  largest_window = std::max(largest_window, static_cast<double>(o.fast_box_window_bytes()));
+  eager_window = std::max(eager_window, static_cast<double>(o.fast_box_window_bytes()));
   if (o.buffers == "per-size")
     return static_cast<double>(o.max_bytes) + largest_window + eager_window;
-  const std::size_t window_bytes = std::max(std::min(o.max_bytes * static_cast<std::size_t>(o.window), kWindowBytes),
-                                            o.long_window_bytes(std::min(o.max_bytes, kLongWindowSizeAtMost)));
+  const std::size_t window_bytes = std::max({std::min(o.max_bytes * static_cast<std::size_t>(o.window), kWindowBytes),
+                                             o.long_window_bytes(std::min(o.max_bytes, kLongWindowSizeAtMost)),
+                                             o.fast_box_window_bytes()});
   return static_cast<double>(std::max(o.max_bytes, window_bytes) + 1 + o.max_bytes + 1) + eager_window;
 }
 
@@ -354,6 +406,9 @@ struct SweepTimes {
    *  twice as many), its size and messages in long_sizes and long_messages. */
   calibration::Dataset exchange_window_long;
   std::vector<double> long_sizes, long_messages;
+  /** The fast-box sweep: a row for each size and length, as the long windows. */
+  calibration::Dataset exchange_window_lengths;
+  std::vector<double> sweep_sizes, sweep_messages;
 };
 
 /** Times every size, allocating per-size buffers as it goes; false (said on stderr) when a
@@ -362,7 +417,7 @@ bool sweep(const PingPongOptions& o, const std::vector<double>& sizes, int rank,
            MessageBuffer& sbuf, SweepTimes& times)
 {
   const bool per_size = o.buffers == "per-size";
-  std::vector<MPI_Request> reqs(2 * static_cast<std::size_t>(std::max(o.window, 2 * o.long_window)));
+  std::vector<MPI_Request> reqs(2 * static_cast<std::size_t>(std::max({o.window, 2 * o.long_window, o.fast_box_sweep})));
   for (double sd : sizes) {
     const int s = static_cast<int>(sd);
     const int w = o.window_of(static_cast<std::size_t>(s));
@@ -388,7 +443,33 @@ bool sweep(const PingPongOptions& o, const std::vector<double>& sizes, int rank,
       }
     }
   }
+  // The fast box's sweep: small sizes, every length, one size after another.
+  for (int s : o.fast_box_sizes()) {
+    if (per_size && (!allocated_everywhere(sbuf, static_cast<std::size_t>(s), 2, rank, "a send buffer") ||
+                     !allocated_everywhere(buf, static_cast<std::size_t>(s) * static_cast<std::size_t>(o.fast_box_sweep),
+                                           1, rank, "a fast-box sweep window")))
+      return false;
+    for (int w : o.fast_box_lengths()) {
+      time_exchange_window(rank, s, w, o.reps, sbuf, buf, reqs, times.exchange_window_lengths.values);
+      times.sweep_sizes.push_back(s);
+      times.sweep_messages.push_back(w);
+    }
+  }
   return true;
+}
+
+/** A group of exchange windows with a row for each window timed: its size, its messages and
+ *  its `reps` times. */
+calibration::Benchmark window_rows(const std::string& name, std::map<std::string, std::string> attributes,
+                                   const std::vector<double>& sizes, const std::vector<double>& messages,
+                                   calibration::Dataset times, int reps)
+{
+  times.shape = {sizes.size(), static_cast<std::size_t>(reps)};
+  return {name,
+          std::move(attributes),
+          {{"size", calibration::Dataset{sizes, {sizes.size()}, "B"}},
+           {"time", std::move(times)},
+           {"messages", calibration::Dataset{messages, {messages.size()}, ""}}}};
 }
 
 calibration::Trace pingpong_trace(const PingPongOptions& o, const std::vector<double>& sizes, const SweepTimes& times,
@@ -444,19 +525,27 @@ calibration::Trace pingpong_trace(const PingPongOptions& o, const std::vector<do
   if (!times.long_sizes.empty()) {
     // Windows past the peer's fast box (the shared-memory slots MPI keeps for each peer): of
     // two lengths, whose difference the fitter takes for the gap of a queued message.
-    calibration::Dataset long_time = times.exchange_window_long;
-    long_time.shape = {times.long_sizes.size(), static_cast<std::size_t>(o.reps)};
-    calibration::Benchmark long_window{
+    trace.benchmarks["exchange_window_long"] = window_rows(
         "exchange_window_long",
         {{"placement", placement},
          {"window", std::to_string(o.long_window)},
          {"sizes_at_most", std::to_string(kLongWindowSizeAtMost)},
          {"what", "as exchange_window, with 'window' and twice as many messages a window (a row for each), for "
                   "the messages past the peer's fast box"}},
-        {{"size", calibration::Dataset{times.long_sizes, {times.long_sizes.size()}, "B"}},
-         {"time", long_time},
-         {"messages", calibration::Dataset{times.long_messages, {times.long_messages.size()}, ""}}}};
-    trace.benchmarks["exchange_window_long"] = long_window;
+        times.long_sizes, times.long_messages, times.exchange_window_long, o.reps);
+  }
+  if (!times.sweep_sizes.empty()) {
+    // Windows of every length at small sizes: where the time per message steps up, the
+    // peer's fast box is full; the fitter finds its capacity from where, size by size.
+    trace.benchmarks["exchange_window_lengths"] = window_rows(
+        "exchange_window_lengths",
+        {{"placement", placement},
+         {"window_at_most", std::to_string(o.fast_box_sweep)},
+         {"length_step", "1.1"},
+         {"what", "as exchange_window, with every length from 1 to window_at_most messages (each about "
+                  "length_step times the last) at small sizes (a row for each size and length), for the capacity "
+                  "of the peer's fast box"}},
+        times.sweep_sizes, times.sweep_messages, times.exchange_window_lengths, o.reps);
   }
   return trace;
 }
@@ -477,7 +566,7 @@ int main(int argc, char** argv)
   if (!problem.empty()) {
     if (rank == 0)
       std::fprintf(stderr, "calib_pingpong: %s\nusage: mpirun -np 2 calib_pingpong [--max B] [--repetitions R] "
-                           "[--window W] [--long-window W] [--per-octave 1..8] [--buffers per-size|shared] -o TRACE.h5\n", problem.c_str());
+                           "[--window W] [--long-window W] [--fast-box-sweep W] [--per-octave 1..8] [--buffers per-size|shared] -o TRACE.h5\n", problem.c_str());
     MPI_Finalize();
     return 2;
   }
@@ -488,17 +577,18 @@ int main(int argc, char** argv)
     MPI_Recv(other, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   else if (rank == 1)
     MPI_Send(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, 9, MPI_COMM_WORLD);
-  // Long windows only between ranks of one node: every rank learns whether 0 and 1 share it.
+  // Long windows and the fast-box sweep only between ranks of one node: every rank learns
+  // whether 0 and 1 share it.
   int same_node = rank == 0 ? (std::strcmp(name, other) == 0 ? 1 : 0) : 0;
   MPI_Bcast(&same_node, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (same_node == 0)
-    o.long_window = 0;
+    o.long_window = 0, o.fast_box_sweep = 0;
 
   const std::vector<double> sizes = message_sizes(o.max_bytes, o.per_octave);
   MessageBuffer buf, sbuf;
   const std::vector<std::size_t> shape{sizes.size(), static_cast<std::size_t>(o.reps)};
   SweepTimes times{{{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"},
-                   {{}, {}, "s"}, {}, {}};
+                   {{}, {}, "s"}, {}, {}, {{}, {}, "s"}, {}, {}};
   if (!fits_everywhere(o, sizes, rank) || !allocate_up_front(o, sizes, rank, buf, sbuf) || !sweep(o, sizes, rank, buf, sbuf, times)) {
     MPI_Finalize();
     return 2;

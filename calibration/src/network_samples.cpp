@@ -188,24 +188,27 @@ void NetworkSamples::add(const Trace& t, const std::string& path, const FitOptio
   n.all_have_window = n.all_have_window && has_window;
   const bool has_long = t.benchmarks.count("exchange_window_long") != 0;
   if (has_long) {
-    // Within this trace (its two lengths timed back to back), per size: the longer window less
-    // the shorter over the messages between them, where the shorter one already overflows a
-    // fast box of 4 KiB (24 B of header a message, Open MPI's; the halo model's defaults).
+    // Within this trace (its two lengths timed back to back), per size: the median time of
+    // each length; write() takes their difference where both overflow the fast box.
     std::vector<double> sizes, times, messages;
     exchange_window_samples(t.benchmarks.at("exchange_window_long"), sizes, times, messages, path);
     std::map<double, std::map<double, std::vector<double>>> by_size; // size -> messages -> times
     for (std::size_t i = 0; i < sizes.size(); i++)
       by_size[sizes[i]][messages[i]].push_back(times[i]);
     for (const auto& [size, windows] : by_size) {
+      if (windows.size() < 2)
+        continue;
       const auto& [w1, t1] = *windows.begin();
       const auto& [w2, t2] = *windows.rbegin();
-      if (windows.size() < 2 || w1 * (size + 24) <= 4096)
-        continue;
-      n.queued_sizes.push_back(size);
-      n.queued_gaps.push_back((simcore::quantile(t2, 0.5) - simcore::quantile(t1, 0.5)) / (w2 - w1));
+      n.long_windows.push_back({size, w1, simcore::quantile(t1, 0.5), w2, simcore::quantile(t2, 0.5)});
     }
   }
   n.all_have_long = n.all_have_long && has_long;
+  const bool has_sweep = t.benchmarks.count("exchange_window_lengths") != 0;
+  if (has_sweep)
+    exchange_window_samples(t.benchmarks.at("exchange_window_lengths"), n.sweep_sizes, n.sweep_times,
+                            n.sweep_messages, path, 1);
+  n.all_have_sweep = n.all_have_sweep && has_sweep;
   const bool has_self = t.benchmarks.count("self_window") != 0;
   if (has_self)
     exchange_window_samples(t.benchmarks.at("self_window"), self_sizes_, self_times_, self_messages_, path, 1);
@@ -327,10 +330,13 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
     }
     if (concurrent && n.all_have_window)
       write_gaps(placement, fit, msizes, mtimes, n.window_sizes, n.window_times, n.window_messages, options, out, q);
+    std::optional<FastBoxFit> box;
+    if (n.all_have_sweep && std::string(placement) == "intra-node")
+      box = write_fast_box(n, out, q);
     if (concurrent && n.all_have_window && n.all_have_long && std::string(placement) == "intra-node") {
       if (out.message_gaps.contains(placement))
         write_queued_gaps(n, fit.switch_point() > 0 ? fit.switch_point() : std::numeric_limits<double>::infinity(),
-                          options, out, q);
+                          box, options, out, q);
       else
         q["message_gap_queued"] = {{"note", "no message gaps for the placement: no queued gaps either"}};
     }
@@ -343,19 +349,22 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
     write_self_gaps(options, out);
 }
 
-void NetworkSamples::write_queued_gaps(const Placement& n, double below, const FitOptions& options,
-                                       ProfileParts& out, nlohmann::ordered_json& q)
+void NetworkSamples::write_queued_gaps(const Placement& n, double below, const std::optional<FastBoxFit>& box,
+                                       const FitOptions& options, ProfileParts& out, nlohmann::ordered_json& q)
 {
   // Each trace's queued gaps (its long windows of two lengths, both past the peer's fast box:
   // their difference is the gap of a queued message, whatever the fast box holds), the median
   // over the traces per size below the protocol switch; a size whose longer window was not
-  // the slower is left out, and said.
+  // the slower is left out, and said. Where the shorter window fits in the fast box (the
+  // fitted one, else 4 KiB with 24 B a message), it is not read.
   std::vector<double> ss, gg;
-  for (std::size_t i = 0; i < n.queued_sizes.size(); i++)
-    if (n.queued_sizes[i] < below) {
-      ss.push_back(n.queued_sizes[i]);
-      gg.push_back(n.queued_gaps[i]);
+  for (const auto& l : n.long_windows) {
+    const double holds = box ? box->holds(l.size) : 4096 / (l.size + 24);
+    if (l.size < below && l.shorter > holds) {
+      ss.push_back(l.size);
+      gg.push_back((l.longer_time - l.shorter_time) / (l.longer - l.shorter));
     }
+  }
   std::vector<double> ms, mt, spread, gs, gt;
   median_per_size(ss, gg, ms, mt, spread);
   std::vector<double> not_slower;
@@ -379,6 +388,66 @@ void NetworkSamples::write_queued_gaps(const Placement& n, double below, const F
     g["sizes_left_out"] = not_slower;
     g["note"] = std::to_string(not_slower.size()) + " size(s) left out: the longer window was not the slower";
   }
+}
+
+std::optional<FastBoxFit> NetworkSamples::write_fast_box(const Placement& n, ProfileParts& out,
+                                                         nlohmann::ordered_json& q)
+{
+  // The median window of each size and length over every trace, then each size's knee.
+  std::map<double, std::map<double, std::vector<double>>> by_size; // size -> messages -> times
+  for (std::size_t i = 0; i < n.sweep_sizes.size(); i++)
+    by_size[n.sweep_sizes[i]][n.sweep_messages[i]].push_back(n.sweep_times[i]);
+  std::vector<FastBoxKnee> knees;
+  nlohmann::ordered_json none = nlohmann::ordered_json::array();
+  for (const auto& [size, windows] : by_size) {
+    std::vector<double> lengths, times;
+    for (const auto& [w, t] : windows)
+      lengths.push_back(w), times.push_back(simcore::quantile(t, 0.5));
+    if (const auto k = find_fast_box_knee(size, lengths, times))
+      knees.push_back(*k);
+    else
+      none.push_back(size);
+  }
+  auto& g = q["fast_box"];
+  const auto box = fit_fast_box(knees);
+  nlohmann::ordered_json found = nlohmann::ordered_json::array();
+  for (const auto& k : knees)
+    found.push_back({{"size", k.size},
+                     {"messages", k.messages},
+                     {"gap", k.gap},
+                     {"queued_gap", k.queued_gap},
+                     {"fitted", k.messages >= kFastBoxKneeAtLeast},
+                     {"predicted", box ? nlohmann::ordered_json(box->holds(k.size)) : nlohmann::ordered_json()}});
+  if (!box) {
+    g = {{"note", "fewer than 4 sizes whose exchange windows (exchange_window_lengths) step up past " +
+                      profile_number(kFastBoxKneeAtLeast) + " messages or more: no fast-box capacity"},
+         {"knees", found},
+         {"sizes_without_knee", none}};
+    return std::nullopt;
+  }
+  const auto rate = [&](const char* name, double v, const std::string& doc) {
+    out.rates[name] = {{"value", v}, {"unit", "B"}, {"doc", doc}};
+  };
+  rate("fast_box_bytes", box->capacity,
+       "exchange windows within a node: what a peer's fast box holds before a further message takes the queued gap");
+  rate("fast_box_header", box->header, "exchange windows within a node: the bytes a message takes in the fast box "
+                                       "beside its own");
+  rate("fast_box_alignment", box->alignment,
+       "exchange windows within a node: a message's bytes in the fast box (with its header) are rounded up to a "
+       "multiple of this");
+  g = {{"what", "where exchange windows of every length (calib_pingpong's exchange_window_lengths, the median over "
+                "the traces) step up, size by size: the messages the fast box holds; capacity, header and alignment "
+                "fitted to them (each knee of " +
+                    profile_number(kFastBoxKneeAtLeast) + " messages or more)"},
+       {"capacity", box->capacity},
+       {"header", box->header},
+       {"alignment", box->alignment},
+       {"mean_rel_error", box->mean_rel_error},
+       {"max_rel_error", box->max_rel_error},
+       {"samples", box->knees.size()},
+       {"knees", found},
+       {"sizes_without_knee", none}};
+  return box;
 }
 
 void NetworkSamples::write_self_gaps(const FitOptions& options, ProfileParts& out) const

@@ -3,11 +3,13 @@
  * calibration/network_fit.hpp). */
 #pragma once
 
+#include "calibration/fast_box_fit.hpp"
 #include "calibration/profile_fitter.hpp"
 #include "calibration/trace_file.hpp"
 #include "profile_parts.hpp"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,19 +39,31 @@ private:
     std::vector<double> one_way_sizes, one_way_times; // per message of a stream (calib_pingpong's one_way)
     // calib_pingpong's exchange_window: w messages each way at once (the message gaps)
     std::vector<double> window_sizes, window_times, window_messages;
-    // calib_pingpong's exchange_window_long, per trace and size: the queued gap (the longer
-    // window less the shorter, over the messages between them; both past the fast box)
-    std::vector<double> queued_sizes, queued_gaps;
-    bool all_have_pingping = true, all_have_one_way = true, all_have_window = true, all_have_long = true;
+    // calib_pingpong's exchange_window_long, per trace and size: its two lengths and their
+    // median times (the longer less the shorter, over the messages between them, is the
+    // queued gap where both pass the fast box)
+    struct LongWindows {
+      double size, shorter, shorter_time, longer, longer_time; // lengths and median times
+    };
+    std::vector<LongWindows> long_windows;
+    // calib_pingpong's exchange_window_lengths (the fast box's sweep), every trace's samples
+    std::vector<double> sweep_sizes, sweep_times, sweep_messages;
+    bool all_have_pingping = true, all_have_one_way = true, all_have_window = true, all_have_long = true,
+         all_have_sweep = true;
     std::string one_way_problem; // why a trace's one_way group was left out (it is only compared)
     int traces = 0;
     std::vector<std::string> paths; // of its traces, for the errors of the pooled fit
     std::string buffers, buffers_trace; // of the first trace: the others must match
   };
   /** The queued gaps within a node (message_gaps "intra-node-queued"), from the two lengths of
-   *  every intra-node trace's exchange_window_long, below the protocol switch `below`. */
-  static void write_queued_gaps(const Placement& n, double below, const FitOptions& options, ProfileParts& out,
-                                nlohmann::ordered_json& q);
+   *  every intra-node trace's exchange_window_long, below the protocol switch `below`, where the
+   *  shorter window overflows the fast box `box` (fitted from the sweep, else Open MPI's
+   *  default: 4 KiB, 24 B a message). */
+  static void write_queued_gaps(const Placement& n, double below, const std::optional<FastBoxFit>& box,
+                                const FitOptions& options, ProfileParts& out, nlohmann::ordered_json& q);
+  /** The fast box's capacity within a node (rates fast_box_bytes, fast_box_header,
+   *  fast_box_alignment) from every intra-node trace's exchange_window_lengths; the fit, if any. */
+  static std::optional<FastBoxFit> write_fast_box(const Placement& n, ProfileParts& out, nlohmann::ordered_json& q);
   std::map<std::string, Placement> placements_;
   // calib_pingpong's self_window (a rank's messages to itself), of every trace, whatever its
   // placement: MPI's self transport is the node's.

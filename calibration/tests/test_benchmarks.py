@@ -117,6 +117,19 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
         assert f["exchange_window_long/time"].shape == (2 * len(small), 3)
         long = np.median(f["exchange_window_long/time"][()], axis=1)
         assert (long[1::2] > long[0::2]).all()
+        # The fast-box sweep: its small sizes, each at every length from 1 to 512 (1 to 15, then
+        # each 1.1 times the last, rounded half up), a row for each; the longest window the slowest.
+        sweep_sizes = [1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 256]
+        lengths = [1]
+        while lengths[-1] < 512:
+            lengths.append(min(512, max(lengths[-1] + 1, int(lengths[-1] * 1.1 + 0.5))))
+        assert lengths[:16] == list(range(1, 16)) + [17] and len(lengths) == 52
+        assert list(f["exchange_window_lengths/size"][()]) == [s for s in sweep_sizes for _ in lengths]
+        assert list(f["exchange_window_lengths/messages"][()]) == lengths * len(sweep_sizes)
+        assert f["exchange_window_lengths/time"].shape == (len(lengths) * len(sweep_sizes), 3)
+        assert f["exchange_window_lengths"].attrs["window_at_most"] in (b"512", "512")
+        sweep = np.median(f["exchange_window_lengths/time"][()], axis=1).reshape(len(sweep_sizes), len(lengths))
+        assert (sweep[:, -1] > sweep[:, 0]).all()
     p = fitted(tmp_path, trace)
     assert p["simgrid_config"]["network/model"] == "SMPI"
     assert float(p["simgrid_config"]["network/loopback-bw"]) > 1e8
@@ -129,6 +142,9 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
     assert "intra-node" in p["message_gaps"] and q["message_gap"]["samples"] >= 2
     # And those past the fast box, from the long windows.
     assert "intra-node-queued" in p["message_gaps"] and q["message_gap_queued"]["samples"] >= 2
+    # The fast box's sweep is read (whether its knees are clear enough for a capacity depends on
+    # the machine's noise): a capacity where it says so.
+    assert "fast_box" in q and ("capacity" in q["fast_box"]) == ("fast_box_bytes" in p["rates"])
     # Asked for, the ping-pong times are applied instead.
     res2 = subprocess.run([str(BIN / "simcore"), "calibrate", str(trace), "-o", str(tmp_path / "pp.json"),
                            "--network-pattern", "pingpong"], capture_output=True, text=True)
@@ -149,10 +165,18 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
     # --long-window 0: none.
     bare = tmp_path / "bare.h5"
     subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(BIN / "calib_pingpong"), "--max", "64",
-                    "--repetitions", "1", "--long-window", "0", "-o", str(bare)], check=True, capture_output=True,
-                   env=MPI_ENV, timeout=300)
+                    "--repetitions", "1", "--long-window", "0", "--fast-box-sweep", "0", "-o", str(bare)], check=True,
+                   capture_output=True, env=MPI_ENV, timeout=300)
     with h5py.File(bare, "r") as f:
-        assert "exchange_window_long" not in f and "exchange_window" in f
+        assert "exchange_window_long" not in f and "exchange_window_lengths" not in f and "exchange_window" in f
+    # A shorter sweep ends at its length; sizes stop at --max.
+    short = tmp_path / "short.h5"
+    subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(BIN / "calib_pingpong"), "--max", "16",
+                    "--repetitions", "1", "--fast-box-sweep", "20", "-o", str(short)], check=True, capture_output=True,
+                   env=MPI_ENV, timeout=300)
+    with h5py.File(short, "r") as f:
+        assert list(f["exchange_window_lengths/messages"][()]) == (list(range(1, 16)) + [17, 19, 20]) * 6
+        assert sorted(set(f["exchange_window_lengths/size"][()])) == [1, 2, 4, 8, 12, 16]
 
 
 @pytest.mark.parametrize("sizes, order", [("100,2000", 100), ("1535", 1535), ("2000", 1232), ("2400", 864),
@@ -394,6 +418,7 @@ def test_benchmarks_take_an_option_value_whole_or_refuse_it(tmp_path, program, a
     (["--per-octave", "9"], "--per-octave 9: expected a whole number from 1 to 8"),
     (["--buffers", "pinned"], "--buffers pinned: expected per-size or shared"),
     (["--long-window", "4097"], "--long-window 4097: expected a whole number from 0 (none) to 2048"),
+    (["--fast-box-sweep", "-1"], "--fast-box-sweep -1: expected a whole number from 0 (none) to 4096"),
 ])
 def test_pingpong_refuses_bad_options_on_every_rank(tmp_path, args, message):
     if not (BIN / "calib_pingpong").exists() or shutil.which("mpirun") is None:

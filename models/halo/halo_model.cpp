@@ -183,8 +183,15 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
   // Past a peer's fast box (within a host): the scenario's queued gap, else the profile's.
   if (p.given("queued_message_gap"))
     s.fixed_queued_gap = p.get_double("queued_message_gap");
-  s.fast_box_bytes = p.get_double("fast_box_bytes");
-  s.fast_box_header = p.get_double("fast_box_header");
+  // The fast box: the scenario's, else the profile's (calib_pingpong's fast-box sweep), else
+  // Open MPI's defaults.
+  const auto fast_box = [&](const char* name) {
+    return p.given(name) ? p.get_double(name)
+                         : ctx.calibration().rate_or(name, simcore::Quantity::Size, p.get_double(name));
+  };
+  s.fast_box_bytes = fast_box("fast_box_bytes");
+  s.fast_box_header = fast_box("fast_box_header");
+  s.fast_box_alignment = fast_box("fast_box_alignment");
   s.protocols.inter_large =
       p.get_string("inter_large_protocol") == "pipelined" ? halo::Protocol::Pipelined : halo::Protocol::Rendezvous;
   s.protocols.chunk_size = p.get_double("pipeline_chunk");
@@ -339,12 +346,19 @@ simcore::ModelInfo make_info()
                   .at_least(0),
               ParamSpec::quantity("fast_box_bytes", ParamType::Size, "4KiB",
                                   "detailed mode: what a rank's eager messages to one other rank of its host may "
-                                  "hold, each its bytes and fast_box_header; the message that overflows it and those "
-                                  "after it take the queued gap (Open MPI btl_vader_fbox_size)")
+                                  "hold, each its bytes and fast_box_header rounded up to fast_box_alignment; the "
+                                  "message that overflows it and those after it take the queued gap; unless given, "
+                                  "the profile's rate 'fast_box_bytes' (calib_pingpong's fast-box sweep), else Open "
+                                  "MPI's btl_vader_fbox_size")
                   .at_least(0),
               ParamSpec::quantity("fast_box_header", ParamType::Size, "24B",
-                                  "detailed mode: what each message adds to its bytes in the fast box (headers)")
+                                  "detailed mode: what each message adds to its bytes in the fast box (headers); "
+                                  "unless given, the profile's rate 'fast_box_header'")
                   .at_least(0),
+              ParamSpec::quantity("fast_box_alignment", ParamType::Size, "1B",
+                                  "detailed mode: a message's bytes in the fast box, with its header, are rounded "
+                                  "up to a multiple of this; unless given, the profile's rate 'fast_box_alignment'")
+                  .at_least(1),
               ParamSpec::string("smpi_ois", "",
                                 "smpi mode: what MPI_Isend sleeps before it posts a message, as SMPI's smpi/ois: "
                                 "a law BYTES:SECONDS:SECONDS_PER_BYTE;... read as SMPI reads it (an entry holds "

@@ -200,7 +200,7 @@ PostSchedule schedule_posts(const Setup& s, const std::vector<RankMessage>& msgs
   schedule.gap.assign(msgs.size(), 0);
   std::vector<double> posted(posting_end.size(), 0); // gaps so far, per rank
   // Per (rank, peer within its host): the bytes of its eager messages to it so far, with
-  // their headers (what its fast box holds, while the peer is busy posting its own).
+  // their headers and rounding (what its fast box holds, while the peer is busy posting its own).
   std::map<std::pair<std::int64_t, std::int64_t>, double> in_fast_box;
   auto post = [&](std::size_t i) {
     schedule.order.push_back(i);
@@ -210,7 +210,7 @@ PostSchedule schedule_posts(const Setup& s, const std::vector<RankMessage>& msgs
     bool queued = false;
     if (m.protocol == Protocol::Eager && m.intra && !m.self() && s.queues()) {
       double& held = in_fast_box[{m.from, m.to}];
-      held += (m.bytes + s.fast_box_header) * static_cast<double>(m.parts);
+      held += s.fast_box_footprint(m.bytes) * static_cast<double>(m.parts);
       queued = held > s.fast_box_bytes;
     }
     const double gap = m.protocol == Protocol::Eager ? s.message_gap(m.bytes, m.intra, m.self(), queued) : 0;
@@ -377,7 +377,7 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
     if (s.queues())
       for (const auto& m : msgs)
         if (m.protocol == Protocol::Eager && m.intra && !m.self())
-          fast_box_load[{m.from, m.to}] += (m.bytes + s.fast_box_header) * static_cast<double>(m.parts);
+          fast_box_load[{m.from, m.to}] += s.fast_box_footprint(m.bytes) * static_cast<double>(m.parts);
     auto overflows = [&](const RankMessage& m) {
       const auto it = fast_box_load.find({m.from, m.to});
       return it != fast_box_load.end() && it->second > s.fast_box_bytes &&

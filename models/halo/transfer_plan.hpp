@@ -10,6 +10,7 @@
 
 #include <simgrid/s4u/Host.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -48,11 +49,17 @@ struct Setup {
 
   /** Detailed mode, within a host: a rank's eager messages to one other rank of its host take
    *  the queued gap once those it posted to that rank in the iteration hold more than
-   *  `fast_box_bytes`, each counting its bytes and `fast_box_header` (Open MPI's fast box: the
-   *  shared-memory slots for each peer, 4 KiB; past them messages take a slower queue). The
-   *  queued gap: the scenario's (`fixed_queued_gap`), else, where the other gaps come from the
-   *  profile, its intra-node-queued law, else none (every message its gap). */
-  double fast_box_bytes = 4096, fast_box_header = 24;
+   *  `fast_box_bytes`, each counting its bytes and `fast_box_header` rounded up to a multiple of
+   *  `fast_box_alignment` (Open MPI's fast box: the shared-memory slots for each peer, 4 KiB;
+   *  past them messages take a slower queue). The queued gap: the scenario's
+   *  (`fixed_queued_gap`), else, where the other gaps come from the profile, its
+   *  intra-node-queued law, else none (every message its gap). */
+  double fast_box_bytes = 4096, fast_box_header = 24, fast_box_alignment = 1;
+  /** The bytes one message of `bytes` takes in the fast box. */
+  double fast_box_footprint(double bytes) const
+  {
+    return fast_box_alignment * std::ceil((bytes + fast_box_header) / fast_box_alignment);
+  }
   std::optional<double> fixed_queued_gap;
   bool queues() const
   {

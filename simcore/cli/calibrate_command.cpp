@@ -119,6 +119,10 @@ void print_message_gaps(const nlohmann::ordered_json& profile)
     std::printf("  message gaps (%s), as smpi/ois: --cfg=smpi/ois:'%s'\n", placement.c_str(),
                 law.smpi_text(none_from).c_str());
   }
+  if (rates.contains("fast_box_bytes") && rates.contains("fast_box_header") && rates.contains("fast_box_alignment"))
+    std::printf("  fast box (intra-node): %.0f B, a message its bytes and %.0f B rounded up to %.0f B\n",
+                rates["fast_box_bytes"]["value"].get<double>(), rates["fast_box_header"]["value"].get<double>(),
+                rates["fast_box_alignment"]["value"].get<double>());
 }
 
 void print_rates(const nlohmann::ordered_json& rates)

@@ -1,5 +1,6 @@
 """halo model: closed forms for each protocol, memory-bus contention, bad input."""
 
+import json
 import pathlib
 
 import pytest
@@ -564,19 +565,22 @@ def single_node_scenario(tmp_path, loopback_bw="10e9", **params):
     return simcore.load(path)
 
 
-@pytest.mark.parametrize("fast_box, header, queued", [("4KiB", "24B", 1), ("8KiB", "24B", 0), ("4KiB", "500B", 2),
-                                                      ("0B", "24B", 5)])
-def test_messages_past_the_fast_box_take_the_queued_gap(tmp_path, fast_box, header, queued):
+@pytest.mark.parametrize("fast_box, header, alignment, queued", [
+    ("4KiB", "24B", "1B", 1), ("8KiB", "24B", "1B", 0), ("4KiB", "500B", "1B", 2), ("4KiB", "24B", "1400B", 3),
+    ("4KiB", "24B", "1024B", 1), ("0B", "24B", "1B", 5)])
+def test_messages_past_the_fast_box_take_the_queued_gap(tmp_path, fast_box, header, alignment, queued):
     """Two ranks of one node, six variables of 800 B each way, 1 us apart: a message that no
     longer fits in the peer's fast box (each 800 B and its header) has the queued gap (3 us)
     after it instead. With 824 B a message, four fit in 4 KiB and the fifth does not: the
     sixth leaves 2 us later (its own gap is after the last post); in 8 KiB all fit; with
     1,300 B a message the fourth to the sixth overflow it, the fifth and sixth leave 2 and 4
-    us later; with no fast box every message after the first waits 3 us."""
+    us later; in slots of 1,400 B the third overflows it (three later), in slots of 1,024 B
+    four fill it exactly (the fifth overflows); with no fast box every message after the first
+    waits 3 us."""
     common = dict(variables=6, bundled="false", message_gap="1us")
     plain = single_node_scenario(tmp_path, **common).run().metrics["makespan"]
     res = single_node_scenario(tmp_path, queued_message_gap="3us", fast_box_bytes=fast_box, fast_box_header=header,
-                               **common).run().metrics["makespan"]
+                               fast_box_alignment=alignment, **common).run().metrics["makespan"]
     assert res - plain == pytest.approx(queued * 2e-6, rel=1e-9, abs=1e-15)
     # Without a gap of its own, a message that the fast box holds is not made a transfer of
     # its own: a fast box that holds them all changes nothing.
@@ -589,19 +593,23 @@ def test_messages_past_the_fast_box_take_the_queued_gap(tmp_path, fast_box, head
             == scenario(tmp_path, **between).run().metrics["makespan"])
 
 
+def six_variables(tmp_path, profile=None, **params):
+    """The makespan of two ranks of one node exchanging six variables of 800 B unbundled, with
+    `profile` where given."""
+    sc = single_node_scenario(tmp_path, variables=6, bundled="false", **params)
+    if profile is not None:
+        sc.calibration = profile
+    return sc.run().metrics["makespan"]
+
+
 def test_the_queued_gap_comes_from_the_profile_with_the_other_gaps(tmp_path):
     """The profile's intra-node-queued law holds where the other gaps come from the profile
     too (a scenario's message_gap without a queued gap leaves every message its gap); the
     scenario's queued_message_gap holds over it."""
     profile = tmp_path / "p.json"
     profile.write_text('{"message_gaps": {"intra-node": "0:1e-6:0", "intra-node-queued": "0:3e-6:0"}}')
-    common = dict(variables=6, bundled="false")
-
-    def run(**params):
-        sc = single_node_scenario(tmp_path, **common, **params)
-        sc.calibration = profile
-        return sc.run().metrics["makespan"]
-    fixed = single_node_scenario(tmp_path, message_gap="1us", **common).run().metrics["makespan"]
+    run = lambda **params: six_variables(tmp_path, profile, **params)  # noqa: E731
+    fixed = six_variables(tmp_path, message_gap="1us")
     assert run() == pytest.approx(fixed + 2e-6, rel=1e-12)  # the sixth message, as above
     assert run(message_gap="1us") == pytest.approx(fixed, rel=1e-12)
     assert run(queued_message_gap="5us") == pytest.approx(fixed + 4e-6, rel=1e-12)
@@ -609,6 +617,23 @@ def test_the_queued_gap_comes_from_the_profile_with_the_other_gaps(tmp_path):
     alone = dict(ranks=1, procs="1,1,1", ranks_per_node=1, periodic="true", self_message_gap="1us")
     assert run(fast_box_bytes="0B", **alone) == run(fast_box_bytes="1MiB", **alone)
     assert run(fast_box_bytes="0B") > run()
+
+
+def test_the_fast_box_comes_from_the_profile_unless_given(tmp_path):
+    """The profile's rates fast_box_bytes, fast_box_header and fast_box_alignment (fitted from
+    calib_pingpong's fast-box sweep) hold where the scenario gives none; each given one holds
+    over its rate. As above: six messages of 800 B, 1 us apart, 3 us past the box."""
+    profile = tmp_path / "p.json"
+    profile.write_text(json.dumps({
+        "message_gaps": {"intra-node": "0:1e-6:0", "intra-node-queued": "0:3e-6:0"},
+        "rates": {"fast_box_bytes": {"value": 4096, "unit": "B"}, "fast_box_header": {"value": 24, "unit": "B"},
+                  "fast_box_alignment": {"value": 1400, "unit": "B"}}}))
+    run = lambda **params: six_variables(tmp_path, profile, **params)  # noqa: E731
+    fixed = six_variables(tmp_path, message_gap="1us")
+    assert run() == pytest.approx(fixed + 3 * 2e-6, rel=1e-12)  # slots of 1,400 B: the third overflows
+    assert run(fast_box_alignment="1B") == pytest.approx(fixed + 2e-6, rel=1e-12)  # 824 B: the fifth
+    assert run(fast_box_bytes="8400B") == pytest.approx(fixed, rel=1e-12)  # six slots fit
+    assert run(fast_box_header="700B") == pytest.approx(fixed + 4 * 2e-6, rel=1e-12)  # 1,500 B: two slots, the second overflows
 
 
 def test_an_eager_message_within_a_node_takes_the_loopback_latency(tmp_path):
