@@ -11,7 +11,7 @@
  * large buffer, as the OSU benchmarks do.
  * Exchange windows of --window messages each way give the message gaps; long ones of
  * --long-window messages and twice as many (up to 4 KiB messages) the gaps past the peer's
- * fast box; windows of every length from 1 to --fast-box-sweep messages (small sizes) where
+ * fast box; windows of growing lengths, 1 to --fast-box-sweep messages (small sizes), where
  * the gap steps up, which gives the fast box's capacity.
  *   mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] [--long-window W]
  *                               [--fast-box-sweep W] [--per-octave N] [--buffers per-size|shared]
@@ -443,7 +443,7 @@ bool sweep(const PingPongOptions& o, const std::vector<double>& sizes, int rank,
       }
     }
   }
-  // The fast box's sweep: small sizes, every length, one size after another.
+  // The fast box's sweep: small sizes, each at every length of the sweep, one size after another.
   for (int s : o.fast_box_sizes()) {
     if (per_size && (!allocated_everywhere(sbuf, static_cast<std::size_t>(s), 2, rank, "a send buffer") ||
                      !allocated_everywhere(buf, static_cast<std::size_t>(s) * static_cast<std::size_t>(o.fast_box_sweep),
@@ -535,16 +535,16 @@ calibration::Trace pingpong_trace(const PingPongOptions& o, const std::vector<do
         times.long_sizes, times.long_messages, times.exchange_window_long, o.reps);
   }
   if (!times.sweep_sizes.empty()) {
-    // Windows of every length at small sizes: where the time per message steps up, the
+    // Windows of growing lengths at small sizes: where the time per message steps up, the
     // peer's fast box is full; the fitter finds its capacity from where, size by size.
     trace.benchmarks["exchange_window_lengths"] = window_rows(
         "exchange_window_lengths",
         {{"placement", placement},
          {"window_at_most", std::to_string(o.fast_box_sweep)},
-         {"length_step", "1.1"},
-         {"what", "as exchange_window, with every length from 1 to window_at_most messages (each about "
-                  "length_step times the last) at small sizes (a row for each size and length), for the capacity "
-                  "of the peer's fast box"}},
+         {"length_step", calibration::parameter_number(kFastBoxSweepStep)},
+         {"what", "as exchange_window, with windows from 1 to window_at_most messages (every length up to 15, "
+                  "then each length_step times the last, rounded half up) at small sizes (a row for each size and "
+                  "length), for the capacity of the peer's fast box"}},
         times.sweep_sizes, times.sweep_messages, times.exchange_window_lengths, o.reps);
   }
   return trace;

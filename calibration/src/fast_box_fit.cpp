@@ -49,19 +49,21 @@ std::optional<FastBoxKnee> find_fast_box_knee(double size, const std::vector<dou
   }
   Eigen::VectorXd coef;
   const double straight = relative_least_squares(line, t, coef);
-  // Each segment keeps three lengths: the knee lies between the third and the third last.
+  // The knee lies between the third length and the fourth last: three lengths before it, and
+  // three a whole length step or more past it.
   double best = std::numeric_limits<double>::infinity(), knee = 0;
   Eigen::VectorXd best_coef;
   Eigen::MatrixXd hinge(static_cast<Eigen::Index>(n), 3);
   hinge.leftCols(2) = line;
-  for (double k = lengths[2]; k <= lengths[n - 3]; k += 0.25) {
+  for (double k = lengths[2]; k <= lengths[n - 4]; k += 0.25) {
     for (std::size_t i = 0; i < n; i++)
       hinge(static_cast<Eigen::Index>(i), 2) = std::max(0.0, lengths[i] - k);
     const double sse = relative_least_squares(hinge, t, coef);
     if (sse < best)
       best = sse, knee = k, best_coef = coef;
   }
-  if (!std::isfinite(best))
+  // A knee on either end of the lengths searched may lie beyond them: none.
+  if (!std::isfinite(best) || knee <= lengths[2] || knee + 0.25 > lengths[n - 4])
     return std::nullopt;
   const double gap = best_coef(1), queued = best_coef(1) + best_coef(2);
   if (!(gap > 0) || queued < 1.5 * gap || bic(straight, n, 2) - bic(best, n, 4) < 10)
@@ -74,18 +76,32 @@ double FastBoxFit::footprint(double size) const
   return alignment * std::ceil((size + header) / alignment - 1e-9);
 }
 
+int fast_box_knee_levels(const std::vector<FastBoxKnee>& knees)
+{
+  std::vector<double> m;
+  for (const auto& k : knees)
+    if (k.messages >= kFastBoxKneeAtLeast)
+      m.push_back(k.messages);
+  std::sort(m.begin(), m.end());
+  int levels = m.empty() ? 0 : 1;
+  for (std::size_t i = 1; i < m.size(); i++)
+    if (m[i] > 1.1 * m[i - 1])
+      levels++;
+  return levels;
+}
+
 std::optional<FastBoxFit> fit_fast_box(const std::vector<FastBoxKnee>& knees)
 {
   std::vector<FastBoxKnee> used;
   for (const auto& k : knees)
     if (k.messages >= kFastBoxKneeAtLeast)
       used.push_back(k);
-  if (used.size() < 4)
+  if (used.size() < 4 || fast_box_knee_levels(used) < 3)
     return std::nullopt;
   std::optional<FastBoxFit> best;
   double best_loss = std::numeric_limits<double>::infinity();
   for (double alignment = 1; alignment <= 64; alignment *= 2)
-    for (int header = 0; header <= 128; header++) {
+    for (int header = 1; header <= 128; header++) {
       FastBoxFit f;
       f.alignment = alignment;
       f.header = header;
@@ -100,6 +116,8 @@ std::optional<FastBoxFit> fit_fast_box(const std::vector<FastBoxKnee>& knees)
       if (loss < best_loss - 1e-12)
         best_loss = loss, best = f;
     }
+  if (!best)
+    return std::nullopt;
   best->knees = used;
   std::vector<double> rel;
   for (const auto& k : used)

@@ -205,9 +205,13 @@ void NetworkSamples::add(const Trace& t, const std::string& path, const FitOptio
   }
   n.all_have_long = n.all_have_long && has_long;
   const bool has_sweep = t.benchmarks.count("exchange_window_lengths") != 0;
-  if (has_sweep)
-    exchange_window_samples(t.benchmarks.at("exchange_window_lengths"), n.sweep_sizes, n.sweep_times,
-                            n.sweep_messages, path, 1);
+  if (has_sweep) {
+    std::vector<double> sizes, times, messages;
+    exchange_window_samples(t.benchmarks.at("exchange_window_lengths"), sizes, times, messages, path, 1);
+    auto& sweep = n.sweeps.emplace_back();
+    for (std::size_t i = 0; i < sizes.size(); i++)
+      sweep[sizes[i]][messages[i]].push_back(times[i]);
+  }
   n.all_have_sweep = n.all_have_sweep && has_sweep;
   const bool has_self = t.benchmarks.count("self_window") != 0;
   if (has_self)
@@ -393,10 +397,21 @@ void NetworkSamples::write_queued_gaps(const Placement& n, double below, const s
 std::optional<FastBoxFit> NetworkSamples::write_fast_box(const Placement& n, ProfileParts& out,
                                                          nlohmann::ordered_json& q)
 {
-  // The median window of each size and length over every trace, then each size's knee.
+  // The median window of each size and length over every repetition of every trace, at the
+  // sizes and lengths every trace has (traces swept to different lengths would otherwise
+  // change the traces behind the curve where the shorter sweep ends, a step of its own); then
+  // each size's knee.
   std::map<double, std::map<double, std::vector<double>>> by_size; // size -> messages -> times
-  for (std::size_t i = 0; i < n.sweep_sizes.size(); i++)
-    by_size[n.sweep_sizes[i]][n.sweep_messages[i]].push_back(n.sweep_times[i]);
+  for (const auto& [size, windows] : n.sweeps.front())
+    for (const auto& [w, unused] : windows) {
+      const bool everywhere = std::all_of(n.sweeps.begin(), n.sweeps.end(), [&, size = size, w = w](const auto& t) {
+        const auto it = t.find(size);
+        return it != t.end() && it->second.count(w) != 0;
+      });
+      if (everywhere)
+        for (const auto& t : n.sweeps)
+          by_size[size][w].insert(by_size[size][w].end(), t.at(size).at(w).begin(), t.at(size).at(w).end());
+    }
   std::vector<FastBoxKnee> knees;
   nlohmann::ordered_json none = nlohmann::ordered_json::array();
   for (const auto& [size, windows] : by_size) {
@@ -419,8 +434,15 @@ std::optional<FastBoxFit> NetworkSamples::write_fast_box(const Placement& n, Pro
                      {"fitted", k.messages >= kFastBoxKneeAtLeast},
                      {"predicted", box ? nlohmann::ordered_json(box->holds(k.size)) : nlohmann::ordered_json()}});
   if (!box) {
-    g = {{"note", "fewer than 4 sizes whose exchange windows (exchange_window_lengths) step up past " +
-                      profile_number(kFastBoxKneeAtLeast) + " messages or more: no fast-box capacity"},
+    const int levels = fast_box_knee_levels(knees);
+    g = {{"note", "the exchange windows (exchange_window_lengths) of " +
+                      std::to_string(std::count_if(knees.begin(), knees.end(),
+                                                   [](const auto& k) { return k.messages >= kFastBoxKneeAtLeast; })) +
+                      " size(s) step up past " + profile_number(kFastBoxKneeAtLeast) + " messages or more, in " +
+                      std::to_string(levels) + " level(s); expected at least 4 sizes in 3 levels (sizes in the same "
+                      "slots step up alike, and two levels cannot tell capacity, header and slots apart; a sweep "
+                      "of 512 messages, the default, reaches past the knees of Open MPI's 4 KiB box): no fast-box "
+                      "capacity"},
          {"knees", found},
          {"sizes_without_knee", none}};
     return std::nullopt;
@@ -435,8 +457,8 @@ std::optional<FastBoxFit> NetworkSamples::write_fast_box(const Placement& n, Pro
   rate("fast_box_alignment", box->alignment,
        "exchange windows within a node: a message's bytes in the fast box (with its header) are rounded up to a "
        "multiple of this");
-  g = {{"what", "where exchange windows of every length (calib_pingpong's exchange_window_lengths, the median over "
-                "the traces) step up, size by size: the messages the fast box holds; capacity, header and alignment "
+  g = {{"what", "where exchange windows of growing lengths (calib_pingpong's exchange_window_lengths, the median "
+                "of every repetition of every trace) step up, size by size: the messages the fast box holds; capacity, header and alignment "
                 "fitted to them (each knee of " +
                     profile_number(kFastBoxKneeAtLeast) + " messages or more)"},
        {"capacity", box->capacity},

@@ -46,8 +46,9 @@ private:
       double size, shorter, shorter_time, longer, longer_time; // lengths and median times
     };
     std::vector<LongWindows> long_windows;
-    // calib_pingpong's exchange_window_lengths (the fast box's sweep), every trace's samples
-    std::vector<double> sweep_sizes, sweep_times, sweep_messages;
+    // calib_pingpong's exchange_window_lengths (the fast box's sweep): per trace, its times by
+    // size, then by length
+    std::vector<std::map<double, std::map<double, std::vector<double>>>> sweeps;
     bool all_have_pingping = true, all_have_one_way = true, all_have_window = true, all_have_long = true,
          all_have_sweep = true;
     std::string one_way_problem; // why a trace's one_way group was left out (it is only compared)

@@ -129,7 +129,9 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
         assert f["exchange_window_lengths/time"].shape == (len(lengths) * len(sweep_sizes), 3)
         assert f["exchange_window_lengths"].attrs["window_at_most"] in (b"512", "512")
         sweep = np.median(f["exchange_window_lengths/time"][()], axis=1).reshape(len(sweep_sizes), len(lengths))
-        assert (sweep[:, -1] > sweep[:, 0]).all()
+        # Past the fast box a message costs more than within it: per message, windows of 512
+        # take longer than windows of 15 (here 2 to 3 times; the median over the sizes).
+        assert np.median((sweep[:, -1] / 512) / (sweep[:, 14] / 15)) > 1.2
     p = fitted(tmp_path, trace)
     assert p["simgrid_config"]["network/model"] == "SMPI"
     assert float(p["simgrid_config"]["network/loopback-bw"]) > 1e8
@@ -143,8 +145,12 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
     # And those past the fast box, from the long windows.
     assert "intra-node-queued" in p["message_gaps"] and q["message_gap_queued"]["samples"] >= 2
     # The fast box's sweep is read (whether its knees are clear enough for a capacity depends on
-    # the machine's noise): a capacity where it says so.
-    assert "fast_box" in q and ("capacity" in q["fast_box"]) == ("fast_box_bytes" in p["rates"])
+    # the machine's noise): where it gives one, a box of whole slots that holds a few KiB.
+    assert "fast_box" in q
+    if "fast_box_bytes" in p["rates"]:
+        assert 1024 <= p["rates"]["fast_box_bytes"]["value"] <= 65536
+        assert p["rates"]["fast_box_alignment"]["value"] in (1, 2, 4, 8, 16, 32, 64)
+        assert 1 <= p["rates"]["fast_box_header"]["value"] <= 128
     # Asked for, the ping-pong times are applied instead.
     res2 = subprocess.run([str(BIN / "simcore"), "calibrate", str(trace), "-o", str(tmp_path / "pp.json"),
                            "--network-pattern", "pingpong"], capture_output=True, text=True)

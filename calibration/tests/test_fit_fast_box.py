@@ -3,11 +3,13 @@
 fast box; the fitter finds each size's knee and fits capacity, header and alignment to them
 (rates fast_box_bytes, fast_box_header, fast_box_alignment)."""
 
+import json
+
 import h5py
 import numpy as np
 import pytest
 
-from calibration_test_support import calibrate, fitted
+from calibration_test_support import calibrate, fitted, run_halo
 from test_fit_message_gaps import add_long_windows, add_windows, network
 
 SWEEP_SIZES = [1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 256]
@@ -101,6 +103,53 @@ def test_no_capacity_without_a_step_or_from_too_few_knees(tmp_path):
     few = network(tmp_path, "few.h5")
     add_sweep(few, sizes=[1, 32, 128])
     assert rates(fitted(tmp_path, few)) == {}
+    # Sizes up to 16 B only (calib_pingpong --max 16): six knees, but in two levels (1 to 8 B
+    # in one slot, 12 and 16 B in two), which a box of 994 B, no header and 8 B slots fits as
+    # well as the true one: none, said.
+    small_sizes = network(tmp_path, "small_sizes.h5")
+    add_sweep(small_sizes, sizes=[1, 2, 4, 8, 12, 16])
+    p = fitted(tmp_path, small_sizes)
+    assert rates(p) == {}
+    note = p["quality"]["network"]["fast_box"]["note"]
+    assert "of 6 size(s) step up past 20 messages or more, in 2 level(s); expected at least 4 sizes in 3 levels" in note
+
+
+def test_a_knee_at_the_end_of_the_lengths_is_none(tmp_path):
+    """A box of 12,000 B with 24 B a message: the knees of 1, 2 and 4 B (480, 462 and 429
+    messages) lie past the fourth last length (409), where the search ends: none (with one
+    length or two past it, the step may lie beyond); 8 B's (375) is found."""
+    trace = network(tmp_path)
+    add_sweep(trace, capacity=12000, header=24, alignment=1)
+    q = fitted(tmp_path, trace)["quality"]["network"]["fast_box"]
+    assert q["sizes_without_knee"] == [1, 2, 4]
+    assert q["knees"][0]["size"] == 8 and q["knees"][0]["messages"] == pytest.approx(12000 / 32, abs=1.5)
+
+
+def test_the_header_is_at_least_a_byte_and_the_halo_model_runs_on_the_fit(tmp_path):
+    """A box whose messages carry no header (4,096 B, 1 B slots): the fitter gives the smallest
+    header it allows, 1 B, and the profile runs the halo model's detailed mode."""
+    trace = network(tmp_path)
+    add_windows(trace)
+    add_sweep(trace, capacity=4096, header=0, alignment=1)
+    res, out = calibrate(tmp_path, trace)
+    assert res.returncode == 0, res.stderr
+    p = json.loads(out.read_text())
+    assert rates(p)["fast_box_header"] == 1 and rates(p)["fast_box_bytes"] == pytest.approx(4096, rel=0.03)
+    assert run_halo(tmp_path, "h", {"bundled": "false", "mode": "detailed"}, profile=out) > 0
+
+
+def test_sweeps_of_different_lengths_are_read_where_every_trace_has_them(tmp_path):
+    """One trace swept to 128 messages, one to 512 with twice the gaps: pooled where both have a
+    length, the curve keeps its true knees (pooled over every length, it stepped where the
+    shorter sweep ended and gave a box of 6 KiB)."""
+    short = network(tmp_path, "short.h5")
+    add_sweep(short, lengths=sweep_lengths(128))
+    long = network(tmp_path, "long.h5")
+    add_sweep(long, gap=0.4e-6, queued=1.2e-6, seed=12)
+    p = fitted(tmp_path, short, long)
+    r = rates(p)
+    assert r["fast_box_alignment"] == 32 and r["fast_box_header"] == 21
+    assert r["fast_box_bytes"] == pytest.approx(3968, rel=0.03)
 
 
 def test_every_intra_node_trace_needs_the_sweep_and_between_nodes_none_is_read(tmp_path):

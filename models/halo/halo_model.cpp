@@ -9,9 +9,12 @@
 
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <regex>
+#include <string>
+#include <vector>
 
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(model_halo);
 
@@ -183,15 +186,19 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
   // Past a peer's fast box (within a host): the scenario's queued gap, else the profile's.
   if (p.given("queued_message_gap"))
     s.fixed_queued_gap = p.get_double("queued_message_gap");
-  // The fast box: the scenario's, else the profile's (calib_pingpong's fast-box sweep), else
-  // Open MPI's defaults.
-  const auto fast_box = [&](const char* name) {
-    return p.given(name) ? p.get_double(name)
-                         : ctx.calibration().rate_or(name, simcore::Quantity::Size, p.get_double(name));
+  // The fast box (detailed mode): capacity, header and slots fitted together, so taken
+  // together: the scenario's (each not given at its default) where it gives any, else the
+  // profile's (calib_pingpong's fast-box sweep), else Open MPI's defaults.
+  const std::vector<std::string> box{"fast_box_bytes", "fast_box_header", "fast_box_alignment"};
+  const bool box_given = std::any_of(box.begin(), box.end(), [&](const std::string& n) { return p.given(n); });
+  const auto fast_box = [&](const std::string& name) {
+    return box_given || p.get_string("mode") == "smpi"
+               ? p.get_double(name)
+               : ctx.calibration().rate_or(name, simcore::Quantity::Size, p.get_double(name));
   };
-  s.fast_box_bytes = fast_box("fast_box_bytes");
-  s.fast_box_header = fast_box("fast_box_header");
-  s.fast_box_alignment = fast_box("fast_box_alignment");
+  s.fast_box_bytes = fast_box(box[0]);
+  s.fast_box_header = fast_box(box[1]);
+  s.fast_box_alignment = fast_box(box[2]);
   s.protocols.inter_large =
       p.get_string("inter_large_protocol") == "pipelined" ? halo::Protocol::Pipelined : halo::Protocol::Rendezvous;
   s.protocols.chunk_size = p.get_double("pipeline_chunk");
@@ -347,17 +354,18 @@ simcore::ModelInfo make_info()
               ParamSpec::quantity("fast_box_bytes", ParamType::Size, "4KiB",
                                   "detailed mode: what a rank's eager messages to one other rank of its host may "
                                   "hold, each its bytes and fast_box_header rounded up to fast_box_alignment; the "
-                                  "message that overflows it and those after it take the queued gap; unless given, "
-                                  "the profile's rate 'fast_box_bytes' (calib_pingpong's fast-box sweep), else Open "
-                                  "MPI's btl_vader_fbox_size")
+                                  "message that overflows it and those after it take the queued gap; unless the "
+                                  "scenario gives it, fast_box_header or fast_box_alignment, the profile's rates of "
+                                  "the three names (calib_pingpong's fast-box sweep), else Open MPI's "
+                                  "btl_vader_fbox_size and its defaults")
                   .at_least(0),
               ParamSpec::quantity("fast_box_header", ParamType::Size, "24B",
                                   "detailed mode: what each message adds to its bytes in the fast box (headers); "
-                                  "unless given, the profile's rate 'fast_box_header'")
+                                  "from the profile with fast_box_bytes")
                   .at_least(0),
               ParamSpec::quantity("fast_box_alignment", ParamType::Size, "1B",
                                   "detailed mode: a message's bytes in the fast box, with its header, are rounded "
-                                  "up to a multiple of this; unless given, the profile's rate 'fast_box_alignment'")
+                                  "up to a multiple of this; from the profile with fast_box_bytes")
                   .at_least(1),
               ParamSpec::string("smpi_ois", "",
                                 "smpi mode: what MPI_Isend sleeps before it posts a message, as SMPI's smpi/ois: "

@@ -19,9 +19,11 @@ struct FastBoxKnee {
 
 /** The time of a window of w messages is a + gap w below the knee K and gains queued_gap - gap
  *  for each message past it (continuous), fitted on relative errors over K in steps of a
- *  quarter message. A knee where the fit beats one straight line by a Bayesian information
- *  criterion of at least 10, with queued_gap at least 1.5 x gap; none otherwise, or with fewer
- *  than 7 lengths. `lengths` increasing, `times` (s) the window's median at each. */
+ *  quarter message from the third length to the fourth last. A knee where the fit beats one
+ *  straight line by a Bayesian information criterion of at least 10, with queued_gap at least
+ *  1.5 x gap; none otherwise, with fewer than 7 lengths, or where K falls on either end of
+ *  the search (the step may lie beyond the lengths measured). `lengths` increasing, `times`
+ *  (s) the window's median at each. */
 std::optional<FastBoxKnee> find_fast_box_knee(double size, const std::vector<double>& lengths,
                                               const std::vector<double>& times);
 
@@ -41,11 +43,16 @@ struct FastBoxFit {
  *  of the fit. */
 constexpr double kFastBoxKneeAtLeast = 20;
 
-/** Fits capacity, header (whole bytes from 0 to 128) and alignment (1 to 64 B, powers of two)
- *  to the knees of kFastBoxKneeAtLeast messages or more: for each header and alignment, the
- *  capacity is the median of knee x footprint, and the pair whose predicted knees err least
- *  (mean absolute log ratio) wins, the smaller alignment, then header, on a tie. None with
- *  fewer than 4 such knees. */
+/** The levels of the knees of kFastBoxKneeAtLeast messages or more: their distinct values,
+ *  those within 10 % of the next smaller one counted with it (sizes in the same slots). */
+int fast_box_knee_levels(const std::vector<FastBoxKnee>& knees);
+
+/** Fits capacity, header (whole bytes from 1 to 128: every message carries one) and alignment
+ *  (1 to 64 B, powers of two) to the knees of kFastBoxKneeAtLeast messages or more: for each
+ *  header and alignment, the capacity is the median of knee x footprint, and the pair whose
+ *  predicted knees err least (mean absolute log ratio) wins, the smaller alignment, then
+ *  header, on a tie. None with fewer than 4 such knees or fewer than 3 levels of them (two
+ *  levels cannot tell capacity, header and slots apart). */
 std::optional<FastBoxFit> fit_fast_box(const std::vector<FastBoxKnee>& knees);
 
 } // namespace calibration

@@ -620,20 +620,31 @@ def test_the_queued_gap_comes_from_the_profile_with_the_other_gaps(tmp_path):
 
 
 def test_the_fast_box_comes_from_the_profile_unless_given(tmp_path):
-    """The profile's rates fast_box_bytes, fast_box_header and fast_box_alignment (fitted from
-    calib_pingpong's fast-box sweep) hold where the scenario gives none; each given one holds
-    over its rate. As above: six messages of 800 B, 1 us apart, 3 us past the box."""
+    """The profile's rates fast_box_bytes, fast_box_header and fast_box_alignment (fitted
+    together from calib_pingpong's fast-box sweep) hold where the scenario gives none of the
+    three; where it gives any, the three are the scenario's (at their defaults where not
+    given: 4 KiB, 24 B, 1 B). As above: six messages of 800 B, 1 us apart, 3 us past the box.
+    SMPI mode reads none of them (a hand-written header of 0, which the fitter never writes
+    and the detailed mode refuses, does not stop it)."""
     profile = tmp_path / "p.json"
-    profile.write_text(json.dumps({
-        "message_gaps": {"intra-node": "0:1e-6:0", "intra-node-queued": "0:3e-6:0"},
-        "rates": {"fast_box_bytes": {"value": 4096, "unit": "B"}, "fast_box_header": {"value": 24, "unit": "B"},
-                  "fast_box_alignment": {"value": 1400, "unit": "B"}}}))
+
+    def rates(header):
+        profile.write_text(json.dumps({
+            "message_gaps": {"intra-node": "0:1e-6:0", "intra-node-queued": "0:3e-6:0"},
+            "rates": {"fast_box_bytes": {"value": 4096, "unit": "B"}, "fast_box_header": {"value": header, "unit": "B"},
+                      "fast_box_alignment": {"value": 1400, "unit": "B"}}}))
+    rates(24)
     run = lambda **params: six_variables(tmp_path, profile, **params)  # noqa: E731
     fixed = six_variables(tmp_path, message_gap="1us")
     assert run() == pytest.approx(fixed + 3 * 2e-6, rel=1e-12)  # slots of 1,400 B: the third overflows
+    assert run(fast_box_alignment="1400B") == run()  # the same three, given
     assert run(fast_box_alignment="1B") == pytest.approx(fixed + 2e-6, rel=1e-12)  # 824 B: the fifth
-    assert run(fast_box_bytes="8400B") == pytest.approx(fixed, rel=1e-12)  # six slots fit
-    assert run(fast_box_header="700B") == pytest.approx(fixed + 4 * 2e-6, rel=1e-12)  # 1,500 B: two slots, the second overflows
+    assert run(fast_box_bytes="8400B") == pytest.approx(fixed, rel=1e-12)  # 824 B, 1 B slots: all fit
+    assert run(fast_box_header="700B") == pytest.approx(fixed + 3 * 2e-6, rel=1e-12)  # 1,500 B: the third
+    rates(0)
+    with pytest.raises(simcore.InputError, match="fast_box_header"):
+        run()
+    assert run(mode="smpi") == six_variables(tmp_path, mode="smpi")
 
 
 def test_an_eager_message_within_a_node_takes_the_loopback_latency(tmp_path):
