@@ -12,9 +12,12 @@
  * Exchange windows of --window messages each way give the message gaps; long ones of
  * --long-window messages and twice as many (up to 4 KiB messages) the gaps past the peer's
  * fast box; windows of growing lengths, 1 to --fast-box-sweep messages (small sizes), where
- * the gap steps up, which gives the fast box's capacity.
+ * the gap steps up, which gives the fast box's capacity; matching windows (--matching-window
+ * messages and fewer, each its own tag, sent in the order of the receives and in the reverse
+ * order) the time MPI takes to pass over a posted receive as it matches a message.
  *   mpirun -np 2 calib_pingpong [--max B] [--repetitions R] [--window W] [--long-window W]
- *                               [--fast-box-sweep W] [--per-octave N] [--buffers per-size|shared]
+ *                               [--fast-box-sweep W] [--matching-window W] [--per-octave N]
+ *                               [--buffers per-size|shared]
  *                               -o TRACE.h5 */
 #include "message_buffer.hpp"
 
@@ -50,6 +53,10 @@ constexpr std::size_t kLongWindowSizeAtMost = 4096;
  *  64 B) to show how the fast box rounds a message up, whose windows fill it within a few
  *  hundred messages. */
 constexpr int kFastBoxSweepSizes[] = {1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 256};
+/** The size of the matching windows' messages (small: their time is the matching's). */
+constexpr int kMatchingSize = 8;
+/** Windows of a tag a message take tags from here (the other patterns use 0 to 9). */
+constexpr int kTagsFrom = 100;
 /** The fast-box sweep's lengths grow by this factor (rounded; each at least one more). */
 constexpr double kFastBoxSweepStep = 1.1;
 
@@ -73,6 +80,14 @@ struct PingPongOptions {
   int fast_box_sweep = 0;
 #else
   int fast_box_sweep = 512;
+#endif
+  /** Matching windows of --matching-window / 4, / 2 and as many messages of
+   *  kMatchingSize bytes, exchanged and to itself, their tags in the order of the receives
+   *  and reversed (0: none). Not by default under SMPI, which charges no matching. */
+#ifdef SMPI_H
+  int matching_window = 0;
+#else
+  int matching_window = 256;
 #endif
   int per_octave = 4;
   std::string buffers = "per-size";
@@ -110,6 +125,23 @@ struct PingPongOptions {
       v.push_back(std::min(fast_box_sweep, std::max(v.back() + 1, static_cast<int>(v.back() * kFastBoxSweepStep + 0.5))));
     return v;
   }
+  /** The matching windows' lengths: a quarter, a half and all of matching_window (at least 2). */
+  std::vector<int> matching_lengths() const
+  {
+    std::vector<int> v;
+    for (int d : {4, 2, 1})
+      if (matching_window_bytes() > 0 && (v.empty() || std::max(2, matching_window / d) > v.back()))
+        v.push_back(std::max(2, matching_window / d));
+    return v;
+  }
+  /** The bytes of the longest matching window (0 where none: none either where --max is
+   *  below their messages' size). */
+  std::size_t matching_window_bytes() const
+  {
+    return matching_window > 0 && max_bytes >= static_cast<std::size_t>(kMatchingSize)
+               ? static_cast<std::size_t>(std::max(2, matching_window)) * kMatchingSize
+               : 0;
+  }
   /** The bytes of the fast-box sweep's longest window (0 where none). */
   std::size_t fast_box_window_bytes() const
   {
@@ -132,6 +164,8 @@ std::string read_pingpong_options(int argc, char** argv, PingPongOptions& o)
       return read_whole(a, v, 1, 4096, "a whole number from 1 to 4096", o.window);
     if (a == "--long-window")
       return read_whole(a, v, 0, 2048, "a whole number from 0 (none) to 2048", o.long_window);
+    if (a == "--matching-window")
+      return read_whole(a, v, 0, 4096, "a whole number from 0 (none) to 4096", o.matching_window);
     if (a == "--fast-box-sweep")
       return read_whole(a, v, 0, 4096, "a whole number from 0 (none) to 4096", o.fast_box_sweep);
     if (a == "--per-octave")
@@ -190,14 +224,14 @@ bool allocate_up_front(const PingPongOptions& o, const std::vector<double>& size
       largest_window = std::max({largest_window,
                                  static_cast<std::size_t>(v) * static_cast<std::size_t>(o.window_of(static_cast<std::size_t>(v))),
                                  o.long_window_bytes(static_cast<std::size_t>(v))});
-    largest_window = std::max(largest_window, o.fast_box_window_bytes());
+    largest_window = std::max({largest_window, o.fast_box_window_bytes(), o.matching_window_bytes()});
     MessageBuffer probe_send, probe_window;
     return allocated_everywhere(probe_send, o.max_bytes, 2, rank, "the largest send buffer") &&
            allocated_everywhere(probe_window, largest_window, 1, rank, "the largest one-way window");
   }
   const std::size_t window_bytes = std::max({std::min(o.max_bytes * static_cast<std::size_t>(o.window), kWindowBytes),
                                              o.long_window_bytes(std::min(o.max_bytes, kLongWindowSizeAtMost)),
-                                             o.fast_box_window_bytes()});
+                                             o.fast_box_window_bytes(), o.matching_window_bytes()});
   return allocated_everywhere(buf, std::max(o.max_bytes, window_bytes) + 1, 1, rank, "the shared receive buffer") &&
          allocated_everywhere(sbuf, o.max_bytes + 1, 2, rank, "the shared send buffer");
 }
@@ -220,13 +254,14 @@ double bytes_per_rank(const PingPongOptions& o, const std::vector<double>& sizes
     if (v <= kEagerBytesAtMost)
       eager_window = std::max(eager_window, window);
   }
-  largest_window = std::max(largest_window, static_cast<double>(o.fast_box_window_bytes()));
-  eager_window = std::max(eager_window, static_cast<double>(o.fast_box_window_bytes()));
+  const double small_windows = static_cast<double>(std::max(o.fast_box_window_bytes(), o.matching_window_bytes()));
+  largest_window = std::max(largest_window, small_windows);
+  eager_window = std::max(eager_window, small_windows);
   if (o.buffers == "per-size")
     return static_cast<double>(o.max_bytes) + largest_window + eager_window;
   const std::size_t window_bytes = std::max({std::min(o.max_bytes * static_cast<std::size_t>(o.window), kWindowBytes),
                                              o.long_window_bytes(std::min(o.max_bytes, kLongWindowSizeAtMost)),
-                                             o.fast_box_window_bytes()});
+                                             o.fast_box_window_bytes(), o.matching_window_bytes()});
   return static_cast<double>(std::max(o.max_bytes, window_bytes) + 1 + o.max_bytes + 1) + eager_window;
 }
 
@@ -346,8 +381,18 @@ void time_one_way(int rank, int s, int w, int reps, const MessageBuffer& window,
  *  halo exchange of w messages each way does. One untimed window, then one timed right after
  *  it (the messages pace the ranks: no barrier's skew); the slower rank's time per window.
  *  Less the ping-ping time of one message, over w - 1, it is the gap of each further message. */
+/** The tags of a window's messages: one for all of them, or each its own, the sends in the
+ *  order of the receives or in the reverse order (MPI then passes over every receive still
+ *  posted before the one a message matches: w (w - 1) / 2 in all, which the matching windows
+ *  time). */
+enum class Tags { Same, InOrder, Reversed };
+
+/** The tag of receive k (of w) and of send k. */
+int receive_tag(Tags t, int base, int k) { return t == Tags::Same ? base : kTagsFrom + k; }
+int send_tag(Tags t, int base, int k, int w) { return t == Tags::Same ? base : kTagsFrom + (t == Tags::Reversed ? w - 1 - k : k); }
+
 void time_exchange_window(int rank, int s, int w, int reps, const MessageBuffer& sbuf, const MessageBuffer& window,
-                          std::vector<MPI_Request>& reqs, std::vector<double>& times)
+                          std::vector<MPI_Request>& reqs, std::vector<double>& times, Tags tags = Tags::Same)
 {
   for (int r = -1; r < reps; r++) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -356,9 +401,10 @@ void time_exchange_window(int rank, int s, int w, int reps, const MessageBuffer&
       auto exchange = [&] {
         for (int k = 0; k < w; k++)
           MPI_Irecv(window.data() + static_cast<std::size_t>(k) * static_cast<std::size_t>(s), s, MPI_BYTE, 1 - rank,
-                    4, MPI_COMM_WORLD, &reqs[static_cast<std::size_t>(k)]);
+                    receive_tag(tags, 4, k), MPI_COMM_WORLD, &reqs[static_cast<std::size_t>(k)]);
         for (int k = 0; k < w; k++)
-          MPI_Isend(sbuf.data(), s, MPI_BYTE, 1 - rank, 4, MPI_COMM_WORLD, &reqs[static_cast<std::size_t>(w + k)]);
+          MPI_Isend(sbuf.data(), s, MPI_BYTE, 1 - rank, send_tag(tags, 4, k, w), MPI_COMM_WORLD,
+                    &reqs[static_cast<std::size_t>(w + k)]);
         MPI_Waitall(2 * w, reqs.data(), MPI_STATUSES_IGNORE);
       };
       exchange();
@@ -377,7 +423,7 @@ void time_exchange_window(int rank, int s, int w, int reps, const MessageBuffer&
  *  waits for all of them (a halo exchange's messages to itself, through MPI's self transport);
  *  one untimed window, then one timed right after it; rank 0's time per window. */
 void time_self_window(int rank, int s, int w, int reps, const MessageBuffer& sbuf, const MessageBuffer& window,
-                      std::vector<MPI_Request>& reqs, std::vector<double>& times)
+                      std::vector<MPI_Request>& reqs, std::vector<double>& times, Tags tags = Tags::Same)
 {
   for (int r = -1; r < reps; r++) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -385,10 +431,11 @@ void time_self_window(int rank, int s, int w, int reps, const MessageBuffer& sbu
       continue;
     auto exchange = [&] {
       for (int k = 0; k < w; k++)
-        MPI_Irecv(window.data() + static_cast<std::size_t>(k) * static_cast<std::size_t>(s), s, MPI_BYTE, 0, 5,
-                  MPI_COMM_WORLD, &reqs[static_cast<std::size_t>(k)]);
+        MPI_Irecv(window.data() + static_cast<std::size_t>(k) * static_cast<std::size_t>(s), s, MPI_BYTE, 0,
+                  receive_tag(tags, 5, k), MPI_COMM_WORLD, &reqs[static_cast<std::size_t>(k)]);
       for (int k = 0; k < w; k++)
-        MPI_Isend(sbuf.data(), s, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &reqs[static_cast<std::size_t>(w + k)]);
+        MPI_Isend(sbuf.data(), s, MPI_BYTE, 0, send_tag(tags, 5, k, w), MPI_COMM_WORLD,
+                  &reqs[static_cast<std::size_t>(w + k)]);
       MPI_Waitall(2 * w, reqs.data(), MPI_STATUSES_IGNORE);
     };
     exchange();
@@ -409,6 +456,10 @@ struct SweepTimes {
   /** The fast-box sweep: a row for each size and length, as the long windows. */
   calibration::Dataset exchange_window_lengths;
   std::vector<double> sweep_sizes, sweep_messages;
+  /** The matching windows: a row for each pattern (exchange, then to itself), length and order
+   *  of tags (in order, then reversed). */
+  calibration::Dataset matching_window;
+  std::vector<double> matching_self, matching_messages, matching_reversed;
 };
 
 /** Times every size, allocating per-size buffers as it goes; false (said on stderr) when a
@@ -417,7 +468,8 @@ bool sweep(const PingPongOptions& o, const std::vector<double>& sizes, int rank,
            MessageBuffer& sbuf, SweepTimes& times)
 {
   const bool per_size = o.buffers == "per-size";
-  std::vector<MPI_Request> reqs(2 * static_cast<std::size_t>(std::max({o.window, 2 * o.long_window, o.fast_box_sweep})));
+  std::vector<MPI_Request> reqs(
+      2 * static_cast<std::size_t>(std::max({o.window, 2 * o.long_window, o.fast_box_sweep, o.matching_window})));
   for (double sd : sizes) {
     const int s = static_cast<int>(sd);
     const int w = o.window_of(static_cast<std::size_t>(s));
@@ -442,6 +494,23 @@ bool sweep(const PingPongOptions& o, const std::vector<double>& sizes, int rank,
         times.long_messages.push_back(lw);
       }
     }
+  }
+  // The matching windows: messages of kMatchingSize bytes, each its own tag.
+  if (o.matching_window_bytes() > 0) {
+    if (per_size && (!allocated_everywhere(sbuf, kMatchingSize, 2, rank, "a send buffer") ||
+                     !allocated_everywhere(buf, o.matching_window_bytes(), 1, rank, "a matching window")))
+      return false;
+    for (int self = 0; self < 2; self++)
+      for (int w : o.matching_lengths())
+        for (Tags t : {Tags::InOrder, Tags::Reversed}) {
+          if (self == 1)
+            time_self_window(rank, kMatchingSize, w, o.reps, sbuf, buf, reqs, times.matching_window.values, t);
+          else
+            time_exchange_window(rank, kMatchingSize, w, o.reps, sbuf, buf, reqs, times.matching_window.values, t);
+          times.matching_self.push_back(self);
+          times.matching_messages.push_back(w);
+          times.matching_reversed.push_back(t == Tags::Reversed ? 1 : 0);
+        }
   }
   // The fast box's sweep: small sizes, each at every length of the sweep, one size after another.
   for (int s : o.fast_box_sizes()) {
@@ -534,6 +603,22 @@ calibration::Trace pingpong_trace(const PingPongOptions& o, const std::vector<do
                   "the messages past the peer's fast box"}},
         times.long_sizes, times.long_messages, times.exchange_window_long, o.reps);
   }
+  if (!times.matching_messages.empty()) {
+    // Windows whose tags make MPI pass over the receives still posted (reversed) or not (in
+    // order): the difference over w (w - 1) / 2 is the time of one receive passed over.
+    calibration::Benchmark matching = window_rows(
+        "matching_window",
+        {{"placement", placement},
+         {"size", std::to_string(kMatchingSize)},
+         {"what", "as exchange_window ('self' 0) and self_window ('self' 1) with 'messages' of 'size' bytes, each "
+                  "its own tag, the sends' in the order of the receives ('reversed' 0) or in the reverse order "
+                  "('reversed' 1: MPI passes over messages (messages - 1) / 2 posted receives in all)"}},
+        std::vector<double>(times.matching_messages.size(), kMatchingSize), times.matching_messages,
+        times.matching_window, o.reps);
+    matching.datasets["self"] = calibration::Dataset{times.matching_self, {times.matching_self.size()}, ""};
+    matching.datasets["reversed"] = calibration::Dataset{times.matching_reversed, {times.matching_reversed.size()}, ""};
+    trace.benchmarks["matching_window"] = matching;
+  }
   if (!times.sweep_sizes.empty()) {
     // Windows of growing lengths at small sizes: where the time per message steps up, the
     // peer's fast box is full; the fitter finds its capacity from where, size by size.
@@ -566,7 +651,7 @@ int main(int argc, char** argv)
   if (!problem.empty()) {
     if (rank == 0)
       std::fprintf(stderr, "calib_pingpong: %s\nusage: mpirun -np 2 calib_pingpong [--max B] [--repetitions R] "
-                           "[--window W] [--long-window W] [--fast-box-sweep W] [--per-octave 1..8] [--buffers per-size|shared] -o TRACE.h5\n", problem.c_str());
+                           "[--window W] [--long-window W] [--fast-box-sweep W] [--matching-window W] [--per-octave 1..8] [--buffers per-size|shared] -o TRACE.h5\n", problem.c_str());
     MPI_Finalize();
     return 2;
   }
@@ -588,7 +673,7 @@ int main(int argc, char** argv)
   MessageBuffer buf, sbuf;
   const std::vector<std::size_t> shape{sizes.size(), static_cast<std::size_t>(o.reps)};
   SweepTimes times{{{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"}, {{}, shape, "s"},
-                   {{}, {}, "s"}, {}, {}, {{}, {}, "s"}, {}, {}};
+                   {{}, {}, "s"}, {}, {}, {{}, {}, "s"}, {}, {}, {{}, {}, "s"}, {}, {}, {}};
   if (!fits_everywhere(o, sizes, rank) || !allocate_up_front(o, sizes, rank, buf, sbuf) || !sweep(o, sizes, rank, buf, sbuf, times)) {
     MPI_Finalize();
     return 2;

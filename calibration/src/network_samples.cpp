@@ -9,6 +9,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
+#include <tuple>
 
 namespace calibration {
 
@@ -134,6 +136,52 @@ void write_gaps(const std::string& placement, const PiecewiseFit& pingping, cons
 
 } // namespace
 
+/** calib_pingpong's matching_window: per pattern (0: exchange, 1: to itself) and length w,
+ *  the median time of the window whose tags are reversed less the one in order, over
+ *  w (w - 1) / 2 (the posted receives MPI passed over in all): `lengths[self]`,
+ *  `seconds[self]`. simcore::InputError naming the trace for a malformed group. */
+void matching_samples(const Benchmark& b, const std::string& path, std::vector<double> (&lengths)[2],
+                      std::vector<double> (&seconds)[2])
+{
+  std::vector<double> sizes, times, messages;
+  exchange_window_samples(b, sizes, times, messages, path);
+  const Dataset self = need_in_group(b, "self", Quantity::kCount, path);
+  const Dataset reversed = need_in_group(b, "reversed", Quantity::kCount, path);
+  const Dataset count = need_in_group(b, "messages", Quantity::kCount, path);
+  if (self.values.size() != count.values.size() || reversed.values.size() != count.values.size())
+    throw simcore::InputError(path + " (" + b.name + ")", "datasets 'self' and 'reversed' hold " +
+                                                              std::to_string(self.values.size()) + " and " +
+                                                              std::to_string(reversed.values.size()) + " values for " +
+                                                              std::to_string(count.values.size()) +
+                                                              " windows; expected one of each a window");
+  for (const auto& d : {self, reversed})
+    for (double v : d.values)
+      if (v != 0 && v != 1)
+        throw simcore::InputError(path + " (" + b.name + ")", "datasets 'self' and 'reversed' hold " +
+                                                                  profile_number(v) + "; expected 0 or 1");
+  // times: rows of repetitions, each window's in a row (exchange_window_samples keeps them in
+  // order; windows of one message are left out there, and have no matching to time).
+  std::map<std::tuple<int, double, int>, std::vector<double>> by_window; // (self, w, reversed) -> times
+  const std::size_t reps = times.size() / std::max<std::size_t>(1, std::count_if(count.values.begin(), count.values.end(),
+                                                                                   [](double w) { return w >= 2; }));
+  std::size_t row = 0;
+  for (std::size_t i = 0; i < count.values.size(); i++) {
+    if (count.values[i] < 2)
+      continue;
+    auto& v = by_window[{static_cast<int>(self.values[i]), count.values[i], static_cast<int>(reversed.values[i])}];
+    v.insert(v.end(), times.begin() + static_cast<long>(row * reps), times.begin() + static_cast<long>((row + 1) * reps));
+    row++;
+  }
+  for (const auto& [key, t] : by_window) {
+    const auto& [s, w, rev] = key;
+    const auto in_order = by_window.find({s, w, 0});
+    if (rev != 1 || in_order == by_window.end())
+      continue;
+    lengths[s].push_back(w);
+    seconds[s].push_back((simcore::quantile(t, 0.5) - simcore::quantile(in_order->second, 0.5)) / (w * (w - 1) / 2));
+  }
+}
+
 void NetworkSamples::add(const Trace& t, const std::string& path, const FitOptions& options)
 {
   // The network's times: of a message alone (ping-pong) or of a message while the other
@@ -204,6 +252,17 @@ void NetworkSamples::add(const Trace& t, const std::string& path, const FitOptio
     }
   }
   n.all_have_long = n.all_have_long && has_long;
+  const bool has_matching = t.benchmarks.count("matching_window") != 0;
+  if (has_matching) {
+    std::vector<double> lengths[2], seconds[2];
+    matching_samples(t.benchmarks.at("matching_window"), path, lengths, seconds);
+    n.match_lengths.insert(n.match_lengths.end(), lengths[0].begin(), lengths[0].end());
+    n.match_seconds.insert(n.match_seconds.end(), seconds[0].begin(), seconds[0].end());
+    self_match_lengths_.insert(self_match_lengths_.end(), lengths[1].begin(), lengths[1].end());
+    self_match_seconds_.insert(self_match_seconds_.end(), seconds[1].begin(), seconds[1].end());
+  }
+  n.all_have_matching = n.all_have_matching && has_matching;
+  all_have_self_matching_ = all_have_self_matching_ && has_matching;
   const bool has_sweep = t.benchmarks.count("exchange_window_lengths") != 0;
   if (has_sweep) {
     std::vector<double> sizes, times, messages;
@@ -344,6 +403,10 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
       else
         q["message_gap_queued"] = {{"note", "no message gaps for the placement: no queued gaps either"}};
     }
+    if (n.all_have_matching && !n.match_seconds.empty())
+      write_matching(n.match_lengths, n.match_seconds, suffix,
+                     std::string("a message from another rank ") + (suffix == "_intra_node" ? "of the host" : "of another host"),
+                     out, q["matching"]);
     if (!n.one_way_problem.empty()) {
       const std::string note = "one_way not fitted (it is only compared): " + n.one_way_problem;
       q["note"] = q.contains("note") ? q["note"].get<std::string>() + "; " + note : note;
@@ -351,6 +414,32 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
   }
   if (all_have_self_ && !self_sizes_.empty())
     write_self_gaps(options, out);
+  if (all_have_self_matching_ && !self_match_seconds_.empty())
+    write_matching(self_match_lengths_, self_match_seconds_, "_self", "a rank's message to itself", out,
+                   out.quality["matching_self"]);
+}
+
+void NetworkSamples::write_matching(const std::vector<double>& lengths, const std::vector<double>& seconds,
+                                    const std::string& suffix, const std::string& what, ProfileParts& out,
+                                    nlohmann::ordered_json& q)
+{
+  // The median over every trace and length; none at or below 0 (an MPI that matches by hash
+  // passes over nothing: its reversed windows are no slower, and noise may put them below).
+  const double median = simcore::quantile(seconds, 0.5);
+  if (median > 0)
+    out.rates["match_scan_seconds" + suffix] = {
+        {"value", median},
+        {"unit", "s"},
+        {"doc", "per posted receive MPI passes over while it matches " + what +
+                    " (calib_pingpong's matching_window: tags reversed against tags in order)"}};
+  q = {{"what", "per length of matching_window (and trace): the window whose sends' tags are the receives' "
+                "reversed less the one in order, over messages (messages - 1) / 2; the median"},
+       {"lengths", lengths},
+       {"seconds_per_receive", seconds},
+       {"median", median}};
+  if (!(median > 0))
+    q["note"] = "reversed windows were no slower than windows in order (median " + profile_number(median) +
+                " s a receive): no matching cost";
 }
 
 void NetworkSamples::write_queued_gaps(const Placement& n, double below, const std::optional<FastBoxFit>& box,

@@ -223,7 +223,8 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
                     [](const auto& b) {
                       return b.first != "pingpong" && b.first != "pingping" && b.first != "one_way" &&
                              b.first != "exchange_window" && b.first != "self_window" &&
-                             b.first != "exchange_window_long" && b.first != "exchange_window_lengths";
+                             b.first != "exchange_window_long" && b.first != "exchange_window_lengths" &&
+                             b.first != "matching_window";
                     })) {
       types.push_back(match);
       type_rates[match] = nlohmann::ordered_json::object();
@@ -243,7 +244,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
                                                         "placement); expected a trace of calib_pingpong, which "
                                                         "writes both");
       else if ((name == "pingping" || name == "one_way" || name == "exchange_window" || name == "self_window" ||
-                name == "exchange_window_long" || name == "exchange_window_lengths") &&
+                name == "exchange_window_long" || name == "exchange_window_lengths" || name == "matching_window") &&
                t.benchmarks.count("pingpong")) {
         // read with the trace's pingpong group
       } else if (name == "dgemm")
@@ -292,7 +293,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     out.quality["ignored_groups"] = {
         {"groups", ignored},
         {"note", "group(s) no part of the fit reads, left out: " + list +
-                     "; expected pingpong (with pingping, one_way, exchange_window, exchange_window_long, exchange_window_lengths, self_window), stream, cached_copy, dgemm, stencil, hash_table or cuda"}};
+                     "; expected pingpong (with pingping, one_way, exchange_window, exchange_window_long, exchange_window_lengths, matching_window, self_window), stream, cached_copy, dgemm, stencil, hash_table or cuda"}};
   }
   if (!fitted)
     throw simcore::InputError(paths.empty() ? "calibrate" : paths.front(),

@@ -128,6 +128,15 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
         assert list(f["exchange_window_lengths/messages"][()]) == lengths * len(sweep_sizes)
         assert f["exchange_window_lengths/time"].shape == (len(lengths) * len(sweep_sizes), 3)
         assert f["exchange_window_lengths"].attrs["window_at_most"] in (b"512", "512")
+        # Matching windows of 8 B: exchanged, then to itself, 64, 128 and 256 messages, tags in
+        # order, then reversed; reversed, MPI passes over 32,640 receives at 256 (here 1.5 to 2 ns
+        # each: 50 to 60 us more): slower, both ways.
+        m = f["matching_window"]
+        assert list(m["self"][()]) == [0] * 6 + [1] * 6 and list(m["reversed"][()]) == [0, 1] * 6
+        assert list(m["messages"][()]) == [64, 64, 128, 128, 256, 256] * 2 and list(m["size"][()]) == [8] * 12
+        assert m["time"].shape == (12, 3)
+        matching = np.median(m["time"][()], axis=1)
+        assert matching[5] > matching[4] and matching[11] > matching[10]
         sweep = np.median(f["exchange_window_lengths/time"][()], axis=1).reshape(len(sweep_sizes), len(lengths))
         # Past the fast box a message costs more than within it: per message, windows of 512
         # take longer than windows of 15 (here 2 to 3 times; the median over the sizes).
@@ -144,6 +153,9 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
     assert "intra-node" in p["message_gaps"] and q["message_gap"]["samples"] >= 2
     # And those past the fast box, from the long windows.
     assert "intra-node-queued" in p["message_gaps"] and q["message_gap_queued"]["samples"] >= 2
+    # And the time of a receive passed over, exchanged and to itself (a nanosecond or two here).
+    assert 1e-11 < p["rates"]["match_scan_seconds_intra_node"]["value"] < 1e-7
+    assert 1e-11 < p["rates"]["match_scan_seconds_self"]["value"] < 1e-7
     # The fast box's sweep is read (whether its knees are clear enough for a capacity depends on
     # the machine's noise): where it gives one, a box of whole slots that holds a few KiB.
     assert "fast_box" in q
@@ -171,16 +183,18 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
     # --long-window 0: none.
     bare = tmp_path / "bare.h5"
     subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(BIN / "calib_pingpong"), "--max", "64",
-                    "--repetitions", "1", "--long-window", "0", "--fast-box-sweep", "0", "-o", str(bare)], check=True,
-                   capture_output=True, env=MPI_ENV, timeout=300)
+                    "--repetitions", "1", "--long-window", "0", "--fast-box-sweep", "0", "--matching-window", "0",
+                    "-o", str(bare)], check=True, capture_output=True, env=MPI_ENV, timeout=300)
     with h5py.File(bare, "r") as f:
         assert "exchange_window_long" not in f and "exchange_window_lengths" not in f and "exchange_window" in f
+        assert "matching_window" not in f
     # A shorter sweep ends at its length; sizes stop at --max.
     short = tmp_path / "short.h5"
     subprocess.run(["mpirun", "--oversubscribe", "-np", "2", str(BIN / "calib_pingpong"), "--max", "16",
                     "--repetitions", "1", "--fast-box-sweep", "20", "-o", str(short)], check=True, capture_output=True,
                    env=MPI_ENV, timeout=300)
     with h5py.File(short, "r") as f:
+        assert list(f["matching_window/messages"][()]) == [64, 64, 128, 128, 256, 256] * 2
         assert list(f["exchange_window_lengths/messages"][()]) == (list(range(1, 16)) + [17, 19, 20]) * 6
         assert sorted(set(f["exchange_window_lengths/size"][()])) == [1, 2, 4, 8, 12, 16]
 
@@ -425,6 +439,7 @@ def test_benchmarks_take_an_option_value_whole_or_refuse_it(tmp_path, program, a
     (["--buffers", "pinned"], "--buffers pinned: expected per-size or shared"),
     (["--long-window", "4097"], "--long-window 4097: expected a whole number from 0 (none) to 2048"),
     (["--fast-box-sweep", "-1"], "--fast-box-sweep -1: expected a whole number from 0 (none) to 4096"),
+    (["--matching-window", "5000"], "--matching-window 5000: expected a whole number from 0 (none) to 4096"),
 ])
 def test_pingpong_refuses_bad_options_on_every_rank(tmp_path, args, message):
     if not (BIN / "calib_pingpong").exists() or shutil.which("mpirun") is None:

@@ -199,6 +199,16 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
   s.fast_box_bytes = fast_box(box[0]);
   s.fast_box_header = fast_box(box[1]);
   s.fast_box_alignment = fast_box(box[2]);
+  // Matching (detailed mode): the scenario's, else the profile's by placement (calib_pingpong's
+  // matching windows), else none.
+  const auto match_scan = [&](const char* param, const char* rate) {
+    if (p.given(param) || p.get_string("mode") == "smpi")
+      return p.get_double(param);
+    return ctx.calibration().rate_or(rate, simcore::Quantity::Time, 0.0);
+  };
+  s.match_scan_intra = match_scan("match_scan_cost", "match_scan_seconds_intra_node");
+  s.match_scan_inter = match_scan("match_scan_cost", "match_scan_seconds_inter_node");
+  s.match_scan_self = match_scan("self_match_scan_cost", "match_scan_seconds_self");
   s.protocols.inter_large =
       p.get_string("inter_large_protocol") == "pipelined" ? halo::Protocol::Pipelined : halo::Protocol::Rendezvous;
   s.protocols.chunk_size = p.get_double("pipeline_chunk");
@@ -367,6 +377,18 @@ simcore::ModelInfo make_info()
                                   "detailed mode: a message's bytes in the fast box, with its header, are rounded "
                                   "up to a multiple of this; from the profile with fast_box_bytes")
                   .at_least(1),
+              ParamSpec::quantity("match_scan_cost", ParamType::Time, "0s",
+                                  "detailed mode: the time MPI takes to pass over one receive still posted from a "
+                                  "message's source (another rank) while it matches the message: a rank posts its "
+                                  "receives in its neighbour order and its neighbours send in theirs, so a message "
+                                  "passes over those posted before its own; the receiver pays it; unless given, the "
+                                  "profile's rate match_scan_seconds_intra_node or _inter_node by placement "
+                                  "(calib_pingpong's matching windows), else 0")
+                  .at_least(0),
+              ParamSpec::quantity("self_match_scan_cost", ParamType::Time, "0s",
+                                  "detailed mode: the same for a rank's messages to itself; unless given, the "
+                                  "profile's rate match_scan_seconds_self, else 0")
+                  .at_least(0),
               ParamSpec::string("smpi_ois", "",
                                 "smpi mode: what MPI_Isend sleeps before it posts a message, as SMPI's smpi/ois: "
                                 "a law BYTES:SECONDS:SECONDS_PER_BYTE;... read as SMPI reads it (an entry holds "

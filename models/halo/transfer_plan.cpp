@@ -1,6 +1,7 @@
 #include "transfer_plan.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -17,6 +18,8 @@ struct RankMessage {
   bool intra;
   Protocol protocol;
   int kind; ///< offset dimensions: 1 face, 2 edge, 3 corner
+  std::array<int, 3> offset; ///< of its receiver, seen from its sender
+  std::int64_t first_part = 0; ///< the variable of its first part (an unbundled message split in parts)
   bool self() const { return from == to; }
   /** Whether its receiver copies it out of MPI's buffer: every intra-node message but an
    *  eager one to itself, which Open MPI's self transport copies straight into the posted
@@ -34,7 +37,7 @@ std::vector<RankMessage> rank_messages(const Setup& s)
       const double bytes = static_cast<double>(n.bytes) / static_cast<double>(parts);
       const Protocol protocol =
           s.mode == Mode::Smpi ? smpi_protocol(bytes, s.protocols) : static_protocol(bytes, intra, s.protocols);
-      out.push_back({r, n.rank, bytes, parts, intra, protocol, static_cast<int>(n.kind)});
+      out.push_back({r, n.rank, bytes, parts, intra, protocol, static_cast<int>(n.kind), n.offset});
     }
   return out;
 }
@@ -190,6 +193,52 @@ struct PostSchedule {
   std::vector<std::size_t> order;  ///< message indices in the order their ranks post them
 };
 
+/** Per rank: the time MPI spends passing over posted receives while it matches the messages
+ *  the rank receives (Setup::match_scan_*), over the messages the rank posts. A rank posts its
+ *  receives in its neighbour order, as the MPI program does: from a source, the receive for
+ *  the neighbour at offset o and variable p expects the message the source sends with offset
+ *  -o and variable p (their tag). The source sends in its own neighbour order; a message
+ *  passes over the receives from it still posted before its own: over all of them, the
+ *  inversions between the two orders (counted with a Fenwick tree). */
+std::vector<double> matching_per_post(const Setup& s, const std::vector<RankMessage>& msgs)
+{
+  const auto ranks = static_cast<std::size_t>(s.grid.ranks());
+  std::vector<double> seconds(ranks, 0), posts(ranks, 0);
+  if (s.match_scan_intra <= 0 && s.match_scan_inter <= 0 && s.match_scan_self <= 0)
+    return seconds;
+  using Key = std::tuple<int, int, int, std::int64_t>; // offset the message comes with, its part
+  // Per (receiver, source): the position of each receive it posts, in order.
+  std::map<std::pair<std::int64_t, std::int64_t>, std::map<Key, std::size_t>> posted;
+  for (const auto& m : msgs) {
+    auto& list = posted[{m.from, m.to}];
+    for (std::int64_t p = 0; p < m.parts; p++)
+      list.emplace(Key{-m.offset[0], -m.offset[1], -m.offset[2], m.first_part + p}, list.size());
+  }
+  // Per (receiver, source): the receives already matched (a Fenwick tree over positions).
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<int>> matched;
+  for (const auto& m : msgs) {
+    const auto& list = posted.at({m.to, m.from});
+    auto& tree = matched[{m.to, m.from}];
+    tree.resize(list.size() + 1, 0);
+    const double cost = m.self() ? s.match_scan_self : m.intra ? s.match_scan_intra : s.match_scan_inter;
+    for (std::int64_t p = 0; p < m.parts; p++) {
+      const auto it = list.find(Key{m.offset[0], m.offset[1], m.offset[2], m.first_part + p});
+      if (it == list.end())
+        continue;
+      std::size_t before = 0; // receives before it already matched
+      for (std::size_t i = it->second; i > 0; i -= i & (~i + 1))
+        before += static_cast<std::size_t>(tree[i]);
+      for (std::size_t i = it->second + 1; i < tree.size(); i += i & (~i + 1))
+        tree[i]++;
+      seconds[static_cast<std::size_t>(m.to)] += cost * static_cast<double>(it->second - before);
+    }
+    posts[static_cast<std::size_t>(m.from)] += static_cast<double>(m.parts);
+  }
+  for (std::size_t r = 0; r < ranks; r++)
+    seconds[r] = posts[r] > 0 ? seconds[r] / posts[r] : 0;
+  return seconds;
+}
+
 PostSchedule schedule_posts(const Setup& s, const std::vector<RankMessage>& msgs,
                             const std::vector<char>& network_first)
 {
@@ -199,6 +248,9 @@ PostSchedule schedule_posts(const Setup& s, const std::vector<RankMessage>& msgs
   schedule.at.assign(msgs.size(), 0);
   schedule.gap.assign(msgs.size(), 0);
   std::vector<double> posted(posting_end.size(), 0); // gaps so far, per rank
+  // Each post also carries its share of the rank's matching (none in SMPI mode).
+  const std::vector<double> matching =
+      s.mode == Mode::Detailed ? matching_per_post(s, msgs) : std::vector<double>(posting_end.size(), 0);
   // Per (rank, peer within its host): the bytes of its eager messages to it so far, with
   // their headers and rounding (what its fast box holds, while the peer is busy posting its own).
   std::map<std::pair<std::int64_t, std::int64_t>, double> in_fast_box;
@@ -215,12 +267,13 @@ PostSchedule schedule_posts(const Setup& s, const std::vector<RankMessage>& msgs
     }
     const double gap = m.protocol == Protocol::Eager ? s.message_gap(m.bytes, m.intra, m.self(), queued) : 0;
     const auto r = static_cast<std::size_t>(m.from);
+    const double step = gap + matching[r]; // each part's time on the rank
     double& at = posted[r];
-    const double last = at + gap * static_cast<double>(m.parts - 1);
+    const double last = at + step * static_cast<double>(m.parts - 1);
     schedule.at[i] = last;
     schedule.gap[i] = gap;
-    posting_end[r] = std::max(posting_end[r], m.from == m.to ? last + gap : last);
-    at += gap * static_cast<double>(m.parts);
+    posting_end[r] = std::max(posting_end[r], m.from == m.to ? last + step : last);
+    at += step * static_cast<double>(m.parts);
   };
   // msgs hold each rank's messages together, in neighbour order.
   for (std::size_t first = 0; first < msgs.size();) {
@@ -390,7 +443,7 @@ Plan make_plan(const Setup& s, const RouteFunction& route)
       for (std::int64_t k = 0; k < (gapped ? m.parts : 1); k++) {
         split.push_back(m);
         if (gapped)
-          split.back().parts = 1;
+          split.back().parts = 1, split.back().first_part = k;
       }
     }
     msgs = std::move(split);

@@ -55,6 +55,12 @@ struct Setup {
    *  (`fixed_queued_gap`), else, where the other gaps come from the profile, its
    *  intra-node-queued law, else none (every message its gap). */
   double fast_box_bytes = 4096, fast_box_header = 24, fast_box_alignment = 1;
+  /** Detailed mode: the time MPI takes to pass over one posted receive (or one unexpected
+   *  message) from the message's source while it matches a message, by the message's
+   *  placement: a message whose tag matches the receiver's n-th receive still posted from that
+   *  source passes over n - 1 (none where sends and receives go in the same order: the message
+   *  gaps hold that case). The receiver pays it, spread over the messages it posts. */
+  double match_scan_intra = 0, match_scan_inter = 0, match_scan_self = 0;
   /** The bytes one message of `bytes` takes in the fast box. */
   double fast_box_footprint(double bytes) const
   {

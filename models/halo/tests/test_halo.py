@@ -647,6 +647,59 @@ def test_the_fast_box_comes_from_the_profile_unless_given(tmp_path):
     assert run(mode="smpi") == six_variables(tmp_path, mode="smpi")
 
 
+def self_exchange(tmp_path, profile=None, **params):
+    """The makespan of one rank, periodic in every dimension, 27-point: its 26 neighbours are
+    itself, each sent 5 variables, 1 us apart (message_gap to itself)."""
+    p = dict(ranks=1, procs="1,1,1", ranks_per_node=1, periodic="true", stencil="27-point", variables=5,
+             self_message_gap="1us")
+    p.update(params)
+    sc = single_node_scenario(tmp_path, **{k: v for k, v in p.items() if v is not None})
+    if profile is not None:
+        sc.calibration = profile
+    return sc.run().metrics["makespan"]
+
+
+@pytest.mark.parametrize("bundled, inversions", [("false", 325 * 25), ("true", 325)])
+def test_matching_passes_over_the_receives_posted_before(tmp_path, bundled, inversions):
+    """A rank posts its receives in its neighbour order (offsets lexicographic) and sends in the
+    same order; the receive for the neighbour at offset o expects the message sent towards -o,
+    so the 26 neighbours match in reverse: each pair of neighbours is an inversion, for every
+    pair of their variables when unbundled (C(26, 2) x 5 x 5 = 8,125), once when bundled (325).
+    Each receive passed over costs self_match_scan_cost (1 ns), all on the one rank's time."""
+    base = self_exchange(tmp_path, bundled=bundled)
+    assert self_exchange(tmp_path, bundled=bundled, self_match_scan_cost="1ns") == pytest.approx(
+        base + inversions * 1e-9, rel=1e-9)
+    # The cost of other ranks' messages does not apply to its own; SMPI mode charges none.
+    assert self_exchange(tmp_path, bundled=bundled, match_scan_cost="1ns") == base
+    assert (self_exchange(tmp_path, bundled=bundled, mode="smpi", self_message_gap=None, self_match_scan_cost="1ns")
+            == self_exchange(tmp_path, bundled=bundled, mode="smpi", self_message_gap=None))
+
+
+def test_matching_between_two_ranks_and_from_the_profile(tmp_path):
+    """Two ranks, periodic in x only: 18 of each rank's 26 neighbours are the other rank (its
+    receives from it match in reverse: C(18, 2) = 153 inversions a variable pair), 8 itself (28);
+    bundled, each rank pays 153 x match_scan_cost + 28 x self_match_scan_cost, spread over its
+    26 posts: its last message leaves 25/26 of it later (the rest comes after its last post).
+    The profile's rates hold where the scenario gives none; a single neighbour's messages (open
+    boundaries, one face) match in order and pass over nothing."""
+    common = dict(periodic="true", stencil="27-point", message_gap="1us", self_message_gap="1us",
+                  local_cells="4,4,4")
+    run = lambda **kw: single_node_scenario(tmp_path, **common, **kw).run().metrics["makespan"]  # noqa: E731
+    base = run()
+    assert run(match_scan_cost="2ns") == pytest.approx(base + 25 / 26 * 153 * 2e-9, rel=1e-9)
+    both = base + 25 / 26 * (153 * 2e-9 + 28e-9)
+    assert run(match_scan_cost="2ns", self_match_scan_cost="1ns") == pytest.approx(both, rel=1e-9)
+    profile = tmp_path / "m.json"
+    profile.write_text(json.dumps({"rates": {"match_scan_seconds_intra_node": {"value": 2e-9, "unit": "s"},
+                                             "match_scan_seconds_self": {"value": 1e-9, "unit": "s"}}}))
+    sc = single_node_scenario(tmp_path, **common)
+    sc.calibration = profile
+    assert sc.run().metrics["makespan"] == pytest.approx(both, rel=1e-9)
+    one_face = dict(variables=6, bundled="false", message_gap="1us")
+    assert (single_node_scenario(tmp_path, match_scan_cost="1us", **one_face).run().metrics["makespan"]
+            == single_node_scenario(tmp_path, **one_face).run().metrics["makespan"])
+
+
 def test_an_eager_message_within_a_node_takes_the_loopback_latency(tmp_path):
     """On a node whose ranks talk through SimGrid's loopback (single_node.xml), an eager message
     arrives the loopback's latency after it is posted: copy in, latency, copy out. A cluster
