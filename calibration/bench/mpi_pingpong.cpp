@@ -376,11 +376,6 @@ void time_one_way(int rank, int s, int w, int reps, const MessageBuffer& window,
   }
 }
 
-/** An exchange window: both ranks post w receives (into `window`), then w sends of s bytes
- *  (all from `sbuf`: concurrent sends may share a buffer), then wait for all of them, as a
- *  halo exchange of w messages each way does. One untimed window, then one timed right after
- *  it (the messages pace the ranks: no barrier's skew); the slower rank's time per window.
- *  Less the ping-ping time of one message, over w - 1, it is the gap of each further message. */
 /** The tags of a window's messages: one for all of them, or each its own, the sends in the
  *  order of the receives or in the reverse order (MPI then passes over every receive still
  *  posted before the one a message matches: w (w - 1) / 2 in all, which the matching windows
@@ -391,6 +386,11 @@ enum class Tags { Same, InOrder, Reversed };
 int receive_tag(Tags t, int base, int k) { return t == Tags::Same ? base : kTagsFrom + k; }
 int send_tag(Tags t, int base, int k, int w) { return t == Tags::Same ? base : kTagsFrom + (t == Tags::Reversed ? w - 1 - k : k); }
 
+/** An exchange window: both ranks post w receives (into `window`), then w sends of s bytes
+ *  (all from `sbuf`: concurrent sends may share a buffer), then wait for all of them, as a
+ *  halo exchange of w messages each way does. One untimed window, then one timed right after
+ *  it (the messages pace the ranks: no barrier's skew); the slower rank's time per window.
+ *  Less the ping-ping time of one message, over w - 1, it is the gap of each further message. */
 void time_exchange_window(int rank, int s, int w, int reps, const MessageBuffer& sbuf, const MessageBuffer& window,
                           std::vector<MPI_Request>& reqs, std::vector<double>& times, Tags tags = Tags::Same)
 {
@@ -468,8 +468,9 @@ bool sweep(const PingPongOptions& o, const std::vector<double>& sizes, int rank,
            MessageBuffer& sbuf, SweepTimes& times)
 {
   const bool per_size = o.buffers == "per-size";
-  std::vector<MPI_Request> reqs(
-      2 * static_cast<std::size_t>(std::max({o.window, 2 * o.long_window, o.fast_box_sweep, o.matching_window})));
+  const auto matching = o.matching_lengths();
+  std::vector<MPI_Request> reqs(2 * static_cast<std::size_t>(std::max(
+                                        {o.window, 2 * o.long_window, o.fast_box_sweep, matching.empty() ? 0 : matching.back()})));
   for (double sd : sizes) {
     const int s = static_cast<int>(sd);
     const int w = o.window_of(static_cast<std::size_t>(s));

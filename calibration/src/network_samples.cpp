@@ -139,9 +139,12 @@ void write_gaps(const std::string& placement, const PiecewiseFit& pingping, cons
 /** calib_pingpong's matching_window: per pattern (0: exchange, 1: to itself) and length w,
  *  the median time of the window whose tags are reversed less the one in order, over
  *  w (w - 1) / 2 (the posted receives MPI passed over in all): `lengths[self]`,
- *  `seconds[self]`. simcore::InputError naming the trace for a malformed group. */
+ *  `seconds[self]`; and the trace's time of one receive passed over, `fitted[self]`: the
+ *  least-squares line through 0 of those differences over the receives passed over (long
+ *  windows weigh most: a short one's difference is mostly noise), NaN where none.
+ *  simcore::InputError naming the trace for a malformed group. */
 void matching_samples(const Benchmark& b, const std::string& path, std::vector<double> (&lengths)[2],
-                      std::vector<double> (&seconds)[2])
+                      std::vector<double> (&seconds)[2], double (&fitted)[2])
 {
   std::vector<double> sizes, times, messages;
   exchange_window_samples(b, sizes, times, messages, path);
@@ -172,14 +175,21 @@ void matching_samples(const Benchmark& b, const std::string& path, std::vector<d
     v.insert(v.end(), times.begin() + static_cast<long>(row * reps), times.begin() + static_cast<long>((row + 1) * reps));
     row++;
   }
+  double dn[2] = {0, 0}, nn[2] = {0, 0};
   for (const auto& [key, t] : by_window) {
     const auto& [s, w, rev] = key;
     const auto in_order = by_window.find({s, w, 0});
     if (rev != 1 || in_order == by_window.end())
       continue;
+    const double passed = w * (w - 1) / 2;
+    const double difference = simcore::quantile(t, 0.5) - simcore::quantile(in_order->second, 0.5);
     lengths[s].push_back(w);
-    seconds[s].push_back((simcore::quantile(t, 0.5) - simcore::quantile(in_order->second, 0.5)) / (w * (w - 1) / 2));
+    seconds[s].push_back(difference / passed);
+    dn[s] += difference * passed;
+    nn[s] += passed * passed;
   }
+  for (int s : {0, 1})
+    fitted[s] = nn[s] > 0 ? dn[s] / nn[s] : std::numeric_limits<double>::quiet_NaN();
 }
 
 void NetworkSamples::add(const Trace& t, const std::string& path, const FitOptions& options)
@@ -255,11 +265,16 @@ void NetworkSamples::add(const Trace& t, const std::string& path, const FitOptio
   const bool has_matching = t.benchmarks.count("matching_window") != 0;
   if (has_matching) {
     std::vector<double> lengths[2], seconds[2];
-    matching_samples(t.benchmarks.at("matching_window"), path, lengths, seconds);
+    double fitted[2];
+    matching_samples(t.benchmarks.at("matching_window"), path, lengths, seconds, fitted);
     n.match_lengths.insert(n.match_lengths.end(), lengths[0].begin(), lengths[0].end());
     n.match_seconds.insert(n.match_seconds.end(), seconds[0].begin(), seconds[0].end());
     self_match_lengths_.insert(self_match_lengths_.end(), lengths[1].begin(), lengths[1].end());
     self_match_seconds_.insert(self_match_seconds_.end(), seconds[1].begin(), seconds[1].end());
+    if (!std::isnan(fitted[0]))
+      n.match_per_trace.push_back(fitted[0]);
+    if (!std::isnan(fitted[1]))
+      self_match_per_trace_.push_back(fitted[1]);
   }
   n.all_have_matching = n.all_have_matching && has_matching;
   all_have_self_matching_ = all_have_self_matching_ && has_matching;
@@ -403,8 +418,8 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
       else
         q["message_gap_queued"] = {{"note", "no message gaps for the placement: no queued gaps either"}};
     }
-    if (n.all_have_matching && !n.match_seconds.empty())
-      write_matching(n.match_lengths, n.match_seconds, suffix,
+    if (n.all_have_matching && !n.match_per_trace.empty())
+      write_matching(n.match_lengths, n.match_seconds, n.match_per_trace, suffix,
                      std::string("a message from another rank ") + (suffix == "_intra_node" ? "of the host" : "of another host"),
                      out, q["matching"]);
     if (!n.one_way_problem.empty()) {
@@ -414,18 +429,19 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
   }
   if (all_have_self_ && !self_sizes_.empty())
     write_self_gaps(options, out);
-  if (all_have_self_matching_ && !self_match_seconds_.empty())
-    write_matching(self_match_lengths_, self_match_seconds_, "_self", "a rank's message to itself", out,
+  if (all_have_self_matching_ && !self_match_per_trace_.empty())
+    write_matching(self_match_lengths_, self_match_seconds_, self_match_per_trace_, "_self",
+                   "a rank's message to itself", out,
                    out.quality["matching_self"]);
 }
 
 void NetworkSamples::write_matching(const std::vector<double>& lengths, const std::vector<double>& seconds,
-                                    const std::string& suffix, const std::string& what, ProfileParts& out,
-                                    nlohmann::ordered_json& q)
+                                    const std::vector<double>& per_trace, const std::string& suffix,
+                                    const std::string& what, ProfileParts& out, nlohmann::ordered_json& q)
 {
-  // The median over every trace and length; none at or below 0 (an MPI that matches by hash
-  // passes over nothing: its reversed windows are no slower, and noise may put them below).
-  const double median = simcore::quantile(seconds, 0.5);
+  // The median over the traces of each one's fit; none at or below 0 (an MPI that matches by
+  // hash passes over nothing: its reversed windows are no slower, and noise may put them below).
+  const double median = simcore::quantile(per_trace, 0.5);
   if (median > 0)
     out.rates["match_scan_seconds" + suffix] = {
         {"value", median},
@@ -433,9 +449,12 @@ void NetworkSamples::write_matching(const std::vector<double>& lengths, const st
         {"doc", "per posted receive MPI passes over while it matches " + what +
                     " (calib_pingpong's matching_window: tags reversed against tags in order)"}};
   q = {{"what", "per length of matching_window (and trace): the window whose sends' tags are the receives' "
-                "reversed less the one in order, over messages (messages - 1) / 2; the median"},
+                "reversed less the one in order, over messages (messages - 1) / 2 (seconds_per_receive); per "
+                "trace, the least-squares line through 0 of those differences over the receives passed over "
+                "(per_trace); the median of those"},
        {"lengths", lengths},
        {"seconds_per_receive", seconds},
+       {"per_trace", per_trace},
        {"median", median}};
   if (!(median > 0))
     q["note"] = "reversed windows were no slower than windows in order (median " + profile_number(median) +

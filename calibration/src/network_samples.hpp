@@ -52,6 +52,7 @@ private:
     // calib_pingpong's matching_window (exchanges): per trace and length, the time of one
     // posted receive passed over (the reversed window less the one in order, over w (w-1) / 2)
     std::vector<double> match_lengths, match_seconds;
+    std::vector<double> match_per_trace; // each trace's least-squares time of a receive passed over
     bool all_have_pingping = true, all_have_one_way = true, all_have_window = true, all_have_long = true,
          all_have_sweep = true, all_have_matching = true;
     std::string one_way_problem; // why a trace's one_way group was left out (it is only compared)
@@ -74,13 +75,14 @@ private:
   std::vector<double> self_sizes_, self_times_, self_messages_;
   bool all_have_self_ = true;
   // calib_pingpong's matching_window to itself, of every trace: as match_seconds
-  std::vector<double> self_match_lengths_, self_match_seconds_;
+  std::vector<double> self_match_lengths_, self_match_seconds_, self_match_per_trace_;
   bool all_have_self_matching_ = true;
   /** The time of one posted receive passed over while matching (rate match_scan_seconds +
-   *  `suffix`) from per-length values, with its quality `q`. */
+   *  `suffix`): the median of the traces' fits `per_trace`, with its quality `q` (which also
+   *  keeps the per-length values). */
   static void write_matching(const std::vector<double>& lengths, const std::vector<double>& seconds,
-                             const std::string& suffix, const std::string& what, ProfileParts& out,
-                             nlohmann::ordered_json& q);
+                             const std::vector<double>& per_trace, const std::string& suffix, const std::string& what,
+                             ProfileParts& out, nlohmann::ordered_json& q);
 };
 
 } // namespace calibration

@@ -186,4 +186,3 @@ def test_long_windows_read_only_past_the_fitted_fast_box(tmp_path):
                      window=lambda s, w: 1e-6 + 0.2e-6 * w + 0.4e-6 * max(0.0, w - holds(s, 8192, 40, 1)))
     q = fitted(tmp_path, trace)["quality"]["network"]["message_gap_queued"]
     assert q["samples"] == int(np.sum(sizes > 8192 / 64 - 40))  # 96 B and up
-

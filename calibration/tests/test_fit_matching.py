@@ -12,13 +12,15 @@ from test_fit_message_gaps import add_windows, network
 
 
 def add_matching(path, scan=2e-9, self_scan=1.5e-9, gap=0.2e-6, self_gap=0.07e-6, lengths=(64, 128, 256), reps=5,
-                 noise=0.0, seed=5, placement="intra-node"):
+                 noise=0.0, seed=5, placement="intra-node", at_length=None):
+    """`at_length`: {w: seconds a receive} in place of `scan` at those lengths (both patterns)."""
     rng = np.random.default_rng(seed)
+    at_length = at_length or {}
     rows = []
     for self, g, c in ((0, gap, scan), (1, self_gap, self_scan)):
         for w in lengths:
             for rev in (0, 1):
-                rows.append((self, w, rev, 1e-6 + g * w + rev * c * w * (w - 1) / 2))
+                rows.append((self, w, rev, 1e-6 + g * w + rev * at_length.get(w, c) * w * (w - 1) / 2))
     rows = np.asarray(rows, dtype=float)
     t = np.repeat(rows[:, 3:4], reps, axis=1) * (1 + noise * rng.standard_normal((len(rows), reps)))
     with h5py.File(path, "a") as f:
@@ -58,8 +60,21 @@ def test_between_nodes_the_rate_is_the_inter_node_one_and_traces_pool(tmp_path):
     add_matching(a, scan=1e-9)
     c = network(tmp_path, "c.h5")
     add_matching(c, scan=2e-9, lengths=(64, 128))
-    # values 1, 1, 1, 2, 2 (ns): the median is 1 ns
-    assert scans(fitted(tmp_path, a, c))["match_scan_seconds_intra_node"] == pytest.approx(1e-9, rel=1e-9)
+    e = network(tmp_path, "e.h5")
+    add_matching(e, scan=1.2e-9)
+    # each trace's fit 1, 2 and 1.2 ns: the median
+    assert scans(fitted(tmp_path, a, c, e))["match_scan_seconds_intra_node"] == pytest.approx(1.2e-9, rel=1e-9)
+
+
+def test_short_windows_weigh_little(tmp_path):
+    """Windows of 2 and 3 messages pass over 1 and 3 receives: their differences are mostly noise
+    (here 30 ns a receive); the least-squares line through 0 over the receives passed over is
+    the 256-message window's 2 ns within 0.1 % (the median of the three lengths would say 30)."""
+    trace = network(tmp_path)
+    add_matching(trace, lengths=(2, 3, 256), at_length={2: 30e-9, 3: 30e-9})
+    q = fitted(tmp_path, trace)
+    assert scans(q)["match_scan_seconds_intra_node"] == pytest.approx(2e-9, rel=1e-3)
+    assert q["quality"]["network"]["matching"]["seconds_per_receive"] == pytest.approx([30e-9, 30e-9, 2e-9])
 
 
 def test_no_rate_where_reversed_windows_are_no_slower_or_a_trace_lacks_them(tmp_path):

@@ -207,7 +207,11 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
     return ctx.calibration().rate_or(rate, simcore::Quantity::Time, 0.0);
   };
   s.match_scan_intra = match_scan("match_scan_cost", "match_scan_seconds_intra_node");
-  s.match_scan_inter = match_scan("match_scan_cost", "match_scan_seconds_inter_node");
+  // Between hosts the same matching runs on the receiver's core: a profile of one node's
+  // traces gives its intra-node rate to both.
+  s.match_scan_inter = ctx.calibration().has_rate("match_scan_seconds_inter_node")
+                           ? match_scan("match_scan_cost", "match_scan_seconds_inter_node")
+                           : s.match_scan_intra;
   s.match_scan_self = match_scan("self_match_scan_cost", "match_scan_seconds_self");
   s.protocols.inter_large =
       p.get_string("inter_large_protocol") == "pipelined" ? halo::Protocol::Pipelined : halo::Protocol::Rendezvous;
@@ -382,8 +386,9 @@ simcore::ModelInfo make_info()
                                   "message's source (another rank) while it matches the message: a rank posts its "
                                   "receives in its neighbour order and its neighbours send in theirs, so a message "
                                   "passes over those posted before its own; the receiver pays it; unless given, the "
-                                  "profile's rate match_scan_seconds_intra_node or _inter_node by placement "
-                                  "(calib_pingpong's matching windows), else 0")
+                                  "profile's rate match_scan_seconds_intra_node or _inter_node by placement (the "
+                                  "intra-node one between hosts too where the profile has no inter-node one; "
+                                  "calib_pingpong's matching windows), else 0")
                   .at_least(0),
               ParamSpec::quantity("self_match_scan_cost", ParamType::Time, "0s",
                                   "detailed mode: the same for a rank's messages to itself; unless given, the "

@@ -197,10 +197,12 @@ struct PostSchedule {
  *  the rank receives (Setup::match_scan_*), over the messages the rank posts. A rank posts its
  *  receives in its neighbour order, as the MPI program does: from a source, the receive for
  *  the neighbour at offset o and variable p expects the message the source sends with offset
- *  -o and variable p (their tag). The source sends in its own neighbour order; a message
- *  passes over the receives from it still posted before its own: over all of them, the
- *  inversions between the two orders (counted with a Fenwick tree). */
-std::vector<double> matching_per_post(const Setup& s, const std::vector<RankMessage>& msgs)
+ *  -o and variable p (their tag). The source sends in `send_order` (its neighbour order, or
+ *  its network sends first); a message passes over the receives from it still posted before
+ *  its own: over all of them, the inversions between the two orders (counted with a Fenwick
+ *  tree). */
+std::vector<double> matching_per_post(const Setup& s, const std::vector<RankMessage>& msgs,
+                                      const std::vector<std::size_t>& send_order)
 {
   const auto ranks = static_cast<std::size_t>(s.grid.ranks());
   std::vector<double> seconds(ranks, 0), posts(ranks, 0);
@@ -216,7 +218,8 @@ std::vector<double> matching_per_post(const Setup& s, const std::vector<RankMess
   }
   // Per (receiver, source): the receives already matched (a Fenwick tree over positions).
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<int>> matched;
-  for (const auto& m : msgs) {
+  for (std::size_t i : send_order) {
+    const RankMessage& m = msgs[i];
     const auto& list = posted.at({m.to, m.from});
     auto& tree = matched[{m.to, m.from}];
     tree.resize(list.size() + 1, 0);
@@ -248,9 +251,27 @@ PostSchedule schedule_posts(const Setup& s, const std::vector<RankMessage>& msgs
   schedule.at.assign(msgs.size(), 0);
   schedule.gap.assign(msgs.size(), 0);
   std::vector<double> posted(posting_end.size(), 0); // gaps so far, per rank
+  // The order each rank posts its sends in: msgs hold each rank's messages together, in
+  // neighbour order; a rank that sends over the network first posts its intra-node eager
+  // messages last.
+  std::vector<std::size_t> order;
+  for (std::size_t first = 0; first < msgs.size();) {
+    std::size_t end = first;
+    while (end < msgs.size() && msgs[end].from == msgs[first].from)
+      end++;
+    const bool net_first = s.mode == Mode::Detailed && network_first[static_cast<std::size_t>(msgs[first].from)];
+    for (std::size_t i = first; i < end; i++)
+      if (!(net_first && msgs[i].intra && msgs[i].protocol == Protocol::Eager))
+        order.push_back(i);
+    if (net_first)
+      for (std::size_t i = first; i < end; i++)
+        if (msgs[i].intra && msgs[i].protocol == Protocol::Eager)
+          order.push_back(i);
+    first = end;
+  }
   // Each post also carries its share of the rank's matching (none in SMPI mode).
   const std::vector<double> matching =
-      s.mode == Mode::Detailed ? matching_per_post(s, msgs) : std::vector<double>(posting_end.size(), 0);
+      s.mode == Mode::Detailed ? matching_per_post(s, msgs, order) : std::vector<double>(posting_end.size(), 0);
   // Per (rank, peer within its host): the bytes of its eager messages to it so far, with
   // their headers and rounding (what its fast box holds, while the peer is busy posting its own).
   std::map<std::pair<std::int64_t, std::int64_t>, double> in_fast_box;
@@ -275,21 +296,8 @@ PostSchedule schedule_posts(const Setup& s, const std::vector<RankMessage>& msgs
     posting_end[r] = std::max(posting_end[r], m.from == m.to ? last + step : last);
     at += step * static_cast<double>(m.parts);
   };
-  // msgs hold each rank's messages together, in neighbour order.
-  for (std::size_t first = 0; first < msgs.size();) {
-    std::size_t end = first;
-    while (end < msgs.size() && msgs[end].from == msgs[first].from)
-      end++;
-    const bool net_first = s.mode == Mode::Detailed && network_first[static_cast<std::size_t>(msgs[first].from)];
-    for (std::size_t i = first; i < end; i++)
-      if (!(net_first && msgs[i].intra && msgs[i].protocol == Protocol::Eager))
-        post(i);
-    if (net_first)
-      for (std::size_t i = first; i < end; i++)
-        if (msgs[i].intra && msgs[i].protocol == Protocol::Eager)
-          post(i);
-    first = end;
-  }
+  for (std::size_t i : order)
+    post(i);
   return schedule;
 }
 

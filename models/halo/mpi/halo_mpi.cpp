@@ -157,6 +157,15 @@ int main(int argc, char** argv)
   // One send and one receive buffer per message; the contents do not matter to the timing.
   const auto nb = halo::neighbours(grid, spec, rank);
   const long parts = bundled ? 1 : spec.variables;
+  // A message's tag is its direction (0 to 26) x 1000 + its variable: unique, and within the
+  // 32767 every MPI allows, up to 1000 variables a message.
+  if (parts > 1000) {
+    if (rank == 0)
+      std::fprintf(stderr, "halo_mpi: --variables %ld unbundled: expected at most 1000 (the tags of its messages)\n",
+                   parts);
+    MPI_Finalize();
+    return 2;
+  }
   struct Msg {
     int peer, send_tag, recv_tag;
     std::size_t out_bytes, in_bytes;

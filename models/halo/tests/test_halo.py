@@ -698,6 +698,24 @@ def test_matching_between_two_ranks_and_from_the_profile(tmp_path):
     one_face = dict(variables=6, bundled="false", message_gap="1us")
     assert (single_node_scenario(tmp_path, match_scan_cost="1us", **one_face).run().metrics["makespan"]
             == single_node_scenario(tmp_path, **one_face).run().metrics["makespan"])
+    # Between hosts the intra-node rate holds where the profile has no inter-node one.
+    between = dict(periodic="true", stencil="27-point", message_gap="1us", local_cells="4,4,4")
+    base2 = scenario(tmp_path, **between).run().metrics["makespan"]
+    sc = scenario(tmp_path, **between)
+    sc.calibration = profile
+    assert sc.run().metrics["makespan"] > base2
+
+
+@pytest.mark.parametrize("order, inversions", [("neighbour", 153), ("network_first", 137)])
+def test_matching_follows_the_order_the_sends_are_posted_in(tmp_path, order, inversions):
+    """With faces past the eager limit (64 B: single copies), a rank that sends over the network
+    first posts its eager edges and corners after its faces: the other rank's receives, posted
+    in neighbour order, are then passed over 137 times instead of 153 (a bundled variable, 18
+    neighbours), each rank's 25/26 of it before its last post."""
+    common = dict(periodic="true", stencil="27-point", message_gap="1us", self_message_gap="1us",
+                  local_cells="4,4,4", intra_eager_limit="64B", send_order=order)
+    run = lambda **kw: single_node_scenario(tmp_path, **common, **kw).run().metrics["makespan"]  # noqa: E731
+    assert run(match_scan_cost="1us") - run() == pytest.approx(25 / 26 * inversions * 1e-6, rel=1e-9)
 
 
 def test_an_eager_message_within_a_node_takes_the_loopback_latency(tmp_path):
