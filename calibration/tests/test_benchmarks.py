@@ -106,9 +106,11 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
         # Exchange windows: 16 messages each way at once; a window takes longer than one
         # exchange of its size, and less than 16 exchanges one after another would.
         assert list(f["exchange_window/messages"][()]) == [16.0] * len(expected)
-        window = np.median(f["exchange_window/time"][()], axis=1)
-        one = np.median(f["pingping/time"][()], axis=1)
-        # (at nine sizes in ten or more: on a loaded machine one size may lose a round)
+        # The orderings below compare each window's fastest repetition: a machine loaded by other
+        # tests stalls single repetitions (4 ms where 0.1 ms was measured), never speeds them up.
+        window = np.min(f["exchange_window/time"][()], axis=1)
+        one = np.min(f["pingping/time"][()], axis=1)
+        # (at nine sizes in ten or more: a size may still lose all its rounds)
         assert np.mean(window > one) >= 0.9 and np.median(window / one) < 16
         # Long windows of 256 and 512 messages at the sizes up to 4 KiB, a row for each; the
         # longer one takes longer.
@@ -116,7 +118,7 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
         assert list(f["exchange_window_long/size"][()]) == [s for s in small for _ in (0, 1)]
         assert list(f["exchange_window_long/messages"][()]) == [256.0, 512.0] * len(small)
         assert f["exchange_window_long/time"].shape == (2 * len(small), 3)
-        long = np.median(f["exchange_window_long/time"][()], axis=1)
+        long = np.min(f["exchange_window_long/time"][()], axis=1)
         assert (long[1::2] > long[0::2]).all()
         # The fast-box sweep: its small sizes, each at every length from 1 to 512 (1 to 15, then
         # each 1.1 times the last, rounded half up), a row for each; the longest window the slowest.
@@ -136,7 +138,7 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
         assert list(m["self"][()]) == [0] * 6 + [1] * 6 and list(m["reversed"][()]) == [0, 1] * 6
         assert list(m["messages"][()]) == [64, 64, 128, 128, 256, 256] * 2 and list(m["size"][()]) == [8] * 12
         assert m["time"].shape == (12, 3)
-        matching = np.median(m["time"][()], axis=1)
+        matching = np.min(m["time"][()], axis=1)
         assert matching[5] > matching[4] and matching[11] > matching[10]
         sweep = np.median(f["exchange_window_lengths/time"][()], axis=1).reshape(len(sweep_sizes), len(lengths))
         # Past the fast box a message costs more than within it: per message, windows of 512
