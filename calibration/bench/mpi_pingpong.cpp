@@ -51,8 +51,12 @@ constexpr std::size_t kWindowBytes = std::size_t{256} << 20;
 constexpr std::size_t kLongWindowSizeAtMost = 4096;
 /** The message sizes of the fast-box sweep: small ones, dense enough (up to 8 B apart below
  *  64 B) to show how the fast box rounds a message up, whose windows fill it within a few
- *  hundred messages. */
-constexpr int kFastBoxSweepSizes[] = {1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 256};
+ *  hundred messages; and larger ones up to 4 KiB, of which the box holds a few, whose short
+ *  windows give the gap of a message within it. */
+constexpr int kFastBoxSweepSizes[] = {1,   2,   4,   8,   12,  16,  20,  24,   28,   32,   40,   48,   56,  64,  80,  96,
+                                      112, 128, 160, 192, 256, 320, 384, 448, 512, 640, 768, 1024, 1536, 2048, 3072, 4096};
+/** A window of the fast-box sweep holds at most this many bytes (and 16 messages or more). */
+constexpr int kFastBoxSweepBytes = 256 * 1024;
 /** The size of the matching windows' messages (small: their time is the matching's). */
 constexpr int kMatchingSize = 8;
 /** Windows of a tag a message take tags from here (the other patterns use 0 to 9). */
@@ -113,16 +117,23 @@ struct PingPongOptions {
         v.push_back(s);
     return v;
   }
-  /** The window lengths of the fast-box sweep: 1, then each kFastBoxSweepStep times the last
-   *  (rounded half up, at least one more: every length up to 15), up to fast_box_sweep, which
-   *  ends it. */
-  std::vector<int> fast_box_lengths() const
+  /** The longest window of the fast-box sweep at `size`: fast_box_sweep, or fewer where they
+   *  would hold more than kFastBoxSweepBytes (at least 16). */
+  int fast_box_longest(int size) const
+  {
+    return std::min(fast_box_sweep, std::max(16, kFastBoxSweepBytes / size));
+  }
+  /** The window lengths of the fast-box sweep at `size`: 1, then each kFastBoxSweepStep times
+   *  the last (rounded half up, at least one more: every length up to 15), up to
+   *  fast_box_longest(size), which ends it. */
+  std::vector<int> fast_box_lengths(int size) const
   {
     std::vector<int> v;
+    const int longest = fast_box_longest(size);
     if (fast_box_sweep > 0)
       v.push_back(1);
-    while (!v.empty() && v.back() < fast_box_sweep)
-      v.push_back(std::min(fast_box_sweep, std::max(v.back() + 1, static_cast<int>(v.back() * kFastBoxSweepStep + 0.5))));
+    while (!v.empty() && v.back() < longest)
+      v.push_back(std::min(longest, std::max(v.back() + 1, static_cast<int>(v.back() * kFastBoxSweepStep + 0.5))));
     return v;
   }
   /** The matching windows' lengths: a quarter, a half and all of matching_window (at least 2). */
@@ -145,8 +156,10 @@ struct PingPongOptions {
   /** The bytes of the fast-box sweep's longest window (0 where none). */
   std::size_t fast_box_window_bytes() const
   {
-    const auto sizes = fast_box_sizes();
-    return sizes.empty() ? 0 : static_cast<std::size_t>(fast_box_sweep) * static_cast<std::size_t>(sizes.back());
+    std::size_t most = 0;
+    for (int size : fast_box_sizes())
+      most = std::max(most, static_cast<std::size_t>(fast_box_longest(size)) * static_cast<std::size_t>(size));
+    return most;
   }
 };
 
@@ -513,13 +526,14 @@ bool sweep(const PingPongOptions& o, const std::vector<double>& sizes, int rank,
           times.matching_reversed.push_back(t == Tags::Reversed ? 1 : 0);
         }
   }
-  // The fast box's sweep: small sizes, each at every length of the sweep, one size after another.
+  // The fast box's sweep: each size at every length of the sweep (up to its longest), one size
+  // after another.
   for (int s : o.fast_box_sizes()) {
     if (per_size && (!allocated_everywhere(sbuf, static_cast<std::size_t>(s), 2, rank, "a send buffer") ||
-                     !allocated_everywhere(buf, static_cast<std::size_t>(s) * static_cast<std::size_t>(o.fast_box_sweep),
+                     !allocated_everywhere(buf, static_cast<std::size_t>(s) * static_cast<std::size_t>(o.fast_box_longest(s)),
                                            1, rank, "a fast-box sweep window")))
       return false;
-    for (int w : o.fast_box_lengths()) {
+    for (int w : o.fast_box_lengths(s)) {
       time_exchange_window(rank, s, w, o.reps, sbuf, buf, reqs, times.exchange_window_lengths.values);
       times.sweep_sizes.push_back(s);
       times.sweep_messages.push_back(w);
@@ -628,9 +642,11 @@ calibration::Trace pingpong_trace(const PingPongOptions& o, const std::vector<do
         {{"placement", placement},
          {"window_at_most", std::to_string(o.fast_box_sweep)},
          {"length_step", calibration::parameter_number(kFastBoxSweepStep)},
+         {"window_bytes_at_most", std::to_string(kFastBoxSweepBytes)},
          {"what", "as exchange_window, with windows from 1 to window_at_most messages (every length up to 15, "
-                  "then each length_step times the last, rounded half up) at small sizes (a row for each size and "
-                  "length), for the capacity of the peer's fast box"}},
+                  "then each length_step times the last, rounded half up; at most window_bytes_at_most bytes, and "
+                  "16 messages or more) at sizes up to 4 KiB (a row for each size and length), for the capacity of "
+                  "the peer's fast box and the gap of a message within it"}},
         times.sweep_sizes, times.sweep_messages, times.exchange_window_lengths, o.reps);
   }
   return trace;

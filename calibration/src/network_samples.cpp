@@ -98,28 +98,57 @@ nlohmann::ordered_json gap_quality(const PiecewiseFit& fit, std::size_t samples,
   return g;
 }
 
+/** The fitted fast box and the gaps within it at the sweep's sizes (size, gap). */
+struct InBox {
+  FastBoxFit box;
+  std::vector<std::pair<double, double>> gaps;
+};
+
 /** The message gaps of one placement: each exchange window less the ping-ping time of one
  *  message of its size (the fitted medians `msizes`, `mtimes`), over its messages less one,
  *  at the sizes below the ping-ping fit's protocol switch (the eager messages, the only ones
  *  whose per-message cost is not a handshake of their own); a piecewise fit of their medians
- *  goes to message_gaps, with its quality. */
+ *  goes to message_gaps, with its quality. With `in_box` (a fitted fast box), a window whose
+ *  messages overflow the box where it holds 3 or more holds queued gaps too: its size's gaps
+ *  come from the sweep's windows within the box instead (`in_box.gaps`, at the sweep's sizes
+ *  in that range). */
 void write_gaps(const std::string& placement, const PiecewiseFit& pingping, const std::vector<double>& msizes,
                 const std::vector<double>& mtimes, const std::vector<double>& sizes, const std::vector<double>& times,
                 const std::vector<double>& messages, const FitOptions& options, ProfileParts& out,
-                nlohmann::ordered_json& q)
+                nlohmann::ordered_json& q, const std::optional<InBox>& in_box = std::nullopt)
 {
   const double below = pingping.switch_point() > 0 ? pingping.switch_point() : std::numeric_limits<double>::infinity();
-  std::vector<double> gs, gt;
+  // Whether a window of w messages of s bytes overflows a box that holds 3 or more of them.
+  const auto overflows = [&](double s, double w) {
+    const double held = in_box ? std::floor(in_box->box.holds(s) + 1e-9) : w;
+    return held >= 3 && held < w - 1;
+  };
+  std::vector<double> gs, gt, replaced;
+  double longest = 0;
   for (std::size_t i = 0; i < sizes.size(); i++) {
     if (sizes[i] >= below)
       continue;
     const auto it = std::find(msizes.begin(), msizes.end(), sizes[i]);
     if (it == msizes.end())
       continue; // a size the ping-ping fit left out
+    longest = std::max(longest, messages[i]);
+    if (overflows(sizes[i], messages[i])) {
+      if (replaced.empty() || replaced.back() != sizes[i])
+        replaced.push_back(sizes[i]);
+      continue;
+    }
     const double one = mtimes[static_cast<std::size_t>(it - msizes.begin())];
     gs.push_back(sizes[i]);
     gt.push_back(std::max((times[i] - one) / (messages[i] - 1), 1e-12));
   }
+  std::vector<double> from_sweep;
+  if (in_box)
+    for (const auto& [size, gap] : in_box->gaps)
+      if (size < below && overflows(size, longest)) {
+        gs.push_back(size);
+        gt.push_back(std::max(gap, 1e-12));
+        from_sweep.push_back(size);
+      }
   std::vector<double> ms, mt, spread;
   median_per_size(gs, gt, ms, mt, spread);
   auto& g = q["message_gap"];
@@ -132,6 +161,12 @@ void write_gaps(const std::string& placement, const PiecewiseFit& pingping, cons
   g = gap_quality(fit, ms.size(), below, spread);
   g["what"] = "per further message of an exchange (calib_pingpong's exchange_window less one ping-ping, over its "
               "messages less one)";
+  if (in_box)
+    g["within_fast_box"] = {{"what", "sizes whose exchange windows overflow the fitted fast box (which holds 3 or more "
+                                     "of them): left out, and the sweep's gaps within the box (the slope of its windows "
+                                     "the box holds) read instead"},
+                            {"windows_left_out", replaced},
+                            {"sweep_sizes_read", from_sweep}};
 }
 
 } // namespace
@@ -406,11 +441,13 @@ void NetworkSamples::write(const FitOptions& options, ProfileParts& out) const
         o["excluded_sizes"] = excluded3;
       }
     }
-    if (concurrent && n.all_have_window)
-      write_gaps(placement, fit, msizes, mtimes, n.window_sizes, n.window_times, n.window_messages, options, out, q);
     std::optional<FastBoxFit> box;
+    std::vector<std::pair<double, double>> in_box_gaps;
     if (n.all_have_sweep && std::string(placement) == "intra-node")
-      box = write_fast_box(n, out, q);
+      box = write_fast_box(n, out, q, in_box_gaps);
+    if (concurrent && n.all_have_window)
+      write_gaps(placement, fit, msizes, mtimes, n.window_sizes, n.window_times, n.window_messages, options, out, q,
+                 box ? std::optional<InBox>(InBox{*box, in_box_gaps}) : std::nullopt);
     if (concurrent && n.all_have_window && n.all_have_long && std::string(placement) == "intra-node") {
       if (out.message_gaps.contains(placement))
         write_queued_gaps(n, fit.switch_point() > 0 ? fit.switch_point() : std::numeric_limits<double>::infinity(),
@@ -503,7 +540,8 @@ void NetworkSamples::write_queued_gaps(const Placement& n, double below, const s
 }
 
 std::optional<FastBoxFit> NetworkSamples::write_fast_box(const Placement& n, ProfileParts& out,
-                                                         nlohmann::ordered_json& q)
+                                                         nlohmann::ordered_json& q,
+                                                         std::vector<std::pair<double, double>>& in_box_gaps)
 {
   // The median window of each size and length over every repetition of every trace, at the
   // sizes and lengths every trace has (traces swept to different lengths would otherwise
@@ -577,6 +615,25 @@ std::optional<FastBoxFit> NetworkSamples::write_fast_box(const Placement& n, Pro
        {"samples", box->knees.size()},
        {"knees", found},
        {"sizes_without_knee", none}};
+  // Within the box, each further message costs the gap alone: the slope of the windows that
+  // the box holds (a knee is placed to a message or so: the window of one message more may
+  // already have passed it).
+  nlohmann::ordered_json gaps = nlohmann::ordered_json::array();
+  for (const auto& [size, windows] : by_size) {
+    const double held = std::floor(box->holds(size) + 1e-9);
+    double sw = 0, st = 0, sww = 0, swt = 0, k = 0;
+    for (const auto& [w, t] : windows)
+      if (w <= held) {
+        const double m = simcore::quantile(t, 0.5);
+        sw += w, st += m, sww += w * w, swt += w * m, k++;
+      }
+    if (held < 3 || k < 3)
+      continue;
+    const double slope = (k * swt - sw * st) / (k * sww - sw * sw);
+    in_box_gaps.emplace_back(size, slope);
+    gaps.push_back({{"size", size}, {"held", held}, {"windows", k}, {"gap", slope}});
+  }
+  g["gaps_within"] = gaps;
   return box;
 }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace calibration {
@@ -67,8 +68,11 @@ private:
   static void write_queued_gaps(const Placement& n, double below, const std::optional<FastBoxFit>& box,
                                 const FitOptions& options, ProfileParts& out, nlohmann::ordered_json& q);
   /** The fast box's capacity within a node (rates fast_box_bytes, fast_box_header,
-   *  fast_box_alignment) from every intra-node trace's exchange_window_lengths; the fit, if any. */
-  static std::optional<FastBoxFit> write_fast_box(const Placement& n, ProfileParts& out, nlohmann::ordered_json& q);
+   *  fast_box_alignment) from every intra-node trace's exchange_window_lengths; the fit, if any.
+   *  With a box, `in_box_gaps` gets (size, gap) at every sweep size whose box holds 3 messages
+   *  or more: the slope of the windows it holds. */
+  static std::optional<FastBoxFit> write_fast_box(const Placement& n, ProfileParts& out, nlohmann::ordered_json& q,
+                                                  std::vector<std::pair<double, double>>& in_box_gaps);
   std::map<std::string, Placement> placements_;
   // calib_pingpong's self_window (a rank's messages to itself), of every trace, whatever its
   // placement: MPI's self transport is the node's.

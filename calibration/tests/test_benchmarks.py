@@ -120,16 +120,25 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
         assert f["exchange_window_long/time"].shape == (2 * len(small), 3)
         long = np.min(f["exchange_window_long/time"][()], axis=1)
         assert (long[1::2] > long[0::2]).all()
-        # The fast-box sweep: its small sizes, each at every length from 1 to 512 (1 to 15, then
-        # each 1.1 times the last, rounded half up), a row for each; the longest window the slowest.
-        sweep_sizes = [1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 256]
-        lengths = [1]
-        while lengths[-1] < 512:
-            lengths.append(min(512, max(lengths[-1] + 1, int(lengths[-1] * 1.1 + 0.5))))
+        # The fast-box sweep: its sizes up to 4 KiB, each at every length from 1 to 512 (1 to 15,
+        # then each 1.1 times the last, rounded half up) or to 256 KiB a window (64 messages of
+        # 4 KiB), a row for each; the longest window the slowest.
+        sweep_sizes = [1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 256,
+                       320, 384, 448, 512, 640, 768, 1024, 1536, 2048, 3072, 4096]
+
+        def sweep_lengths(longest):
+            lengths = [1]
+            while lengths[-1] < longest:
+                lengths.append(min(longest, max(lengths[-1] + 1, int(lengths[-1] * 1.1 + 0.5))))
+            return lengths
+        lengths = sweep_lengths(512)
         assert lengths[:16] == list(range(1, 16)) + [17] and len(lengths) == 52
-        assert list(f["exchange_window_lengths/size"][()]) == [s for s in sweep_sizes for _ in lengths]
-        assert list(f["exchange_window_lengths/messages"][()]) == lengths * len(sweep_sizes)
-        assert f["exchange_window_lengths/time"].shape == (len(lengths) * len(sweep_sizes), 3)
+        per_size = {s: sweep_lengths(min(512, 262144 // s)) for s in sweep_sizes}
+        assert per_size[4096][-1] == 64 and per_size[1024][-1] == 256 and per_size[512] == lengths
+        assert list(f["exchange_window_lengths/size"][()]) == [s for s in sweep_sizes for _ in per_size[s]]
+        assert list(f["exchange_window_lengths/messages"][()]) == [w for s in sweep_sizes for w in per_size[s]]
+        rows = sum(len(v) for v in per_size.values())
+        assert f["exchange_window_lengths/time"].shape == (rows, 3)
         assert f["exchange_window_lengths"].attrs["window_at_most"] in (b"512", "512")
         # Matching windows of 8 B: exchanged, then to itself, 64, 128 and 256 messages, tags in
         # order, then reversed; reversed, MPI passes over 32,640 receives at 256 (here 1.5 to 2 ns
@@ -140,7 +149,8 @@ def test_pingpong_benchmark_and_fit_on_this_machine(tmp_path):
         assert m["time"].shape == (12, 3)
         matching = np.min(m["time"][()], axis=1)
         assert matching[5] > matching[4] and matching[11] > matching[10]
-        sweep = np.median(f["exchange_window_lengths/time"][()], axis=1).reshape(len(sweep_sizes), len(lengths))
+        small = 21 * len(lengths)  # the sizes up to 256 B, every one swept to 512 messages
+        sweep = np.median(f["exchange_window_lengths/time"][:small], axis=1).reshape(21, len(lengths))
         # Past the fast box a message costs more than within it: per message, windows of 512
         # take longer than windows of 15 (here 2 to 3 times; the median over the sizes).
         assert np.median((sweep[:, -1] / 512) / (sweep[:, 14] / 15)) > 1.2

@@ -13,6 +13,7 @@ from calibration_test_support import calibrate, fitted, run_halo
 from test_fit_message_gaps import add_long_windows, add_windows, network
 
 SWEEP_SIZES = [1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 256]
+LARGE_SIZES = [320, 384, 448, 512, 640, 768, 1024, 1536, 2048, 3072, 4096]
 
 
 def sweep_lengths(longest=512):
@@ -29,16 +30,18 @@ def holds(size, capacity, header, alignment):
 def add_sweep(path, capacity=3968, header=21, alignment=32, gap=0.2e-6, queued=0.6e-6, noise=0.01, reps=5,
               sizes=SWEEP_SIZES, lengths=None, seed=11):
     """Windows of w messages: 1 us, then `gap` a message up to the knee (what the box holds at
-    the size), `queued` a message past it."""
-    lengths = sweep_lengths() if lengths is None else lengths
+    the size), `queued` a message past it (each a number, or a function of the size); the
+    lengths `lengths`, else calib_pingpong's (up to 256 KiB a window, 16 messages or more)."""
     rng = np.random.default_rng(seed)
     rows_s, rows_w, rows_t = [], [], []
     for s in sizes:
         knee = holds(s, capacity, header, alignment)
-        for w in lengths:
+        g = gap(s) if callable(gap) else gap
+        q = queued(s) if callable(queued) else queued
+        for w in (sweep_lengths(min(512, max(16, 262144 // s))) if lengths is None else lengths):
             rows_s.append(s)
             rows_w.append(w)
-            rows_t.append(1e-6 + gap * w + (queued - gap) * max(0.0, w - knee))
+            rows_t.append(1e-6 + g * w + (q - g) * max(0.0, w - knee))
     t = np.repeat(np.asarray(rows_t)[:, None], reps, axis=1) * (1 + noise * rng.standard_normal((len(rows_t), reps)))
     with h5py.File(path, "a") as f:
         g = f.create_group("exchange_window_lengths")
@@ -186,3 +189,38 @@ def test_long_windows_read_only_past_the_fitted_fast_box(tmp_path):
                      window=lambda s, w: 1e-6 + 0.2e-6 * w + 0.4e-6 * max(0.0, w - holds(s, 8192, 40, 1)))
     q = fitted(tmp_path, trace)["quality"]["network"]["message_gap_queued"]
     assert q["samples"] == int(np.sum(sizes > 8192 / 64 - 40))  # 96 B and up
+
+
+def test_gaps_of_windows_past_the_box_come_from_the_sweep_within_it(tmp_path):
+    """Exchange windows of 16 messages whose messages past the fast box (3,968 B, 21 B, 32 B
+    slots: 13 of 256 B fit, 7 of 512 B, 3 of 1,024 B) take the queued gap after them: at the
+    sizes where the box holds 3 to 14, those windows are left out and the sweep's windows
+    within the box give the gap (their slope), which comes back as it was; without the sweep,
+    the gap of 512 B reads 1.5 times too high."""
+    from test_fit_message_gaps import SIZES, add_long_windows, gap_law, law, queued_law
+
+    def window_gap(s):
+        s = np.asarray(s, dtype=float)
+        held = np.floor(holds(s, 3968, 21, 32) + 1e-9)
+        queued = np.clip(15 - held, 0, 15)
+        return ((15 - queued) * gap_law(s) + queued * queued_law(s)) / 15
+
+    with_box = network(tmp_path, "box.h5")
+    add_windows(with_box, gap=window_gap)
+    add_long_windows(with_box)
+    add_sweep(with_box, sizes=SWEEP_SIZES + LARGE_SIZES, gap=lambda s: float(gap_law(s)),
+              queued=lambda s: float(queued_law(s)), noise=0.0)
+    p = fitted(tmp_path, with_box)
+    within = p["quality"]["network"]["message_gap"]["within_fast_box"]
+    held = {s: np.floor(holds(s, 3968, 21, 32) + 1e-9) for s in list(SIZES) + SWEEP_SIZES + LARGE_SIZES}
+    assert within["windows_left_out"] == [s for s in SIZES if s < 4096 and 3 <= held[s] < 15]
+    assert within["sweep_sizes_read"] == [s for s in SWEEP_SIZES + LARGE_SIZES if s < 4096 and 3 <= held[s] < 15]
+    at, _ = law(p["message_gaps"]["intra-node"])
+    # (away from the law's step at 256 B, which the piecewise fit places among the sizes)
+    for s in (64, 384, 512, 768, 1024):
+        assert at(s) == pytest.approx(float(gap_law(s)), rel=0.02), s
+    without = network(tmp_path, "nobox.h5")
+    add_windows(without, gap=window_gap)
+    add_long_windows(without)
+    at2, _ = law(fitted(tmp_path, without)["message_gaps"]["intra-node"])
+    assert at2(512) / float(gap_law(512)) > 1.3
