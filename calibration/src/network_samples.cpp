@@ -124,33 +124,48 @@ void write_gaps(const std::string& placement, const PiecewiseFit& pingping, cons
     return held >= 3 && held < w - 1;
   };
   std::vector<double> gs, gt, replaced;
-  double longest = 0;
+  std::map<double, double> longest; // per size, its longest window (of every trace)
   for (std::size_t i = 0; i < sizes.size(); i++) {
     if (sizes[i] >= below)
       continue;
     const auto it = std::find(msizes.begin(), msizes.end(), sizes[i]);
     if (it == msizes.end())
       continue; // a size the ping-ping fit left out
-    longest = std::max(longest, messages[i]);
+    longest[sizes[i]] = std::max(longest[sizes[i]], messages[i]);
     if (overflows(sizes[i], messages[i])) {
-      if (replaced.empty() || replaced.back() != sizes[i])
-        replaced.push_back(sizes[i]);
+      replaced.push_back(sizes[i]);
       continue;
     }
     const double one = mtimes[static_cast<std::size_t>(it - msizes.begin())];
     gs.push_back(sizes[i]);
     gt.push_back(std::max((times[i] - one) / (messages[i] - 1), 1e-12));
   }
-  std::vector<double> from_sweep;
-  if (in_box)
-    for (const auto& [size, gap] : in_box->gaps)
-      if (size < below && overflows(size, longest)) {
-        gs.push_back(size);
-        gt.push_back(std::max(gap, 1e-12));
-        from_sweep.push_back(size);
-      }
+  std::sort(replaced.begin(), replaced.end());
+  replaced.erase(std::unique(replaced.begin(), replaced.end()), replaced.end());
   std::vector<double> ms, mt, spread;
-  median_per_size(gs, gt, ms, mt, spread);
+  median_per_size(gs, gt, ms, mt, spread); // the windows' spread only: a sweep gap is one value
+  // The sweep's gaps within the box, at its sizes whose windows (or, at a size without any, the
+  // longest window of any size) overflow it.
+  std::vector<double> from_sweep;
+  if (in_box) {
+    double any = 0;
+    for (const auto& [size, w] : longest)
+      any = std::max(any, w);
+    for (const auto& [size, gap] : in_box->gaps) {
+      const auto it = longest.find(size);
+      if (size >= below || !overflows(size, it != longest.end() ? it->second : any))
+        continue;
+      const auto at = std::lower_bound(ms.begin(), ms.end(), size);
+      const auto k = at - ms.begin();
+      if (at != ms.end() && *at == size)
+        mt[static_cast<std::size_t>(k)] = std::max(gap, 1e-12); // (its windows were left out)
+      else {
+        ms.insert(at, size);
+        mt.insert(mt.begin() + k, std::max(gap, 1e-12));
+      }
+      from_sweep.push_back(size);
+    }
+  }
   auto& g = q["message_gap"];
   if (ms.size() < 2) {
     g = {{"note", "fewer than 2 sizes below the protocol switch with exchange windows: no message gaps"}};
@@ -164,7 +179,8 @@ void write_gaps(const std::string& placement, const PiecewiseFit& pingping, cons
   if (in_box)
     g["within_fast_box"] = {{"what", "sizes whose exchange windows overflow the fitted fast box (which holds 3 or more "
                                      "of them): left out, and the sweep's gaps within the box (the slope of its windows "
-                                     "the box holds) read instead"},
+                                     "the box holds) read instead; a size left out without a sweep size of its own "
+                                     "takes what the fit gives between its neighbours"},
                             {"windows_left_out", replaced},
                             {"sweep_sizes_read", from_sweep}};
 }
@@ -561,6 +577,10 @@ std::optional<FastBoxFit> NetworkSamples::write_fast_box(const Placement& n, Pro
   std::vector<FastBoxKnee> knees;
   nlohmann::ordered_json none = nlohmann::ordered_json::array();
   for (const auto& [size, windows] : by_size) {
+    // Past 256 B the box holds a few messages at most: those sizes give gaps within it (below),
+    // no knee (one of noise would enter the fit).
+    if (size > kFastBoxKneeSizesAtMost)
+      continue;
     std::vector<double> lengths, times;
     for (const auto& [w, t] : windows)
       lengths.push_back(w), times.push_back(simcore::quantile(t, 0.5));

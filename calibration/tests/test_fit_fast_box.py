@@ -4,6 +4,7 @@ fast box; the fitter finds each size's knee and fits capacity, header and alignm
 (rates fast_box_bytes, fast_box_header, fast_box_alignment)."""
 
 import json
+import shutil
 
 import h5py
 import numpy as np
@@ -219,6 +220,13 @@ def test_gaps_of_windows_past_the_box_come_from_the_sweep_within_it(tmp_path):
     # (away from the law's step at 256 B, which the piecewise fit places among the sizes)
     for s in (64, 384, 512, 768, 1024):
         assert at(s) == pytest.approx(float(gap_law(s)), rel=0.02), s
+    # Two traces alike: each size named once, the same law.
+    shutil.copy(with_box, tmp_path / "box2.h5")
+    with h5py.File(tmp_path / "box2.h5", "a") as f:
+        f.attrs["date"] = "2026-12-07T10:00:00Z"  # another run: other bytes
+    p2 = fitted(tmp_path, with_box, tmp_path / "box2.h5")
+    assert p2["quality"]["network"]["message_gap"]["within_fast_box"] == within
+    assert p2["message_gaps"]["intra-node"] == p["message_gaps"]["intra-node"]
     without = network(tmp_path, "nobox.h5")
     add_windows(without, gap=window_gap)
     add_long_windows(without)

@@ -42,6 +42,8 @@ struct FastBoxFit {
 /** Knees are placed to a message or so: those of fewer than this many messages are left out
  *  of the fit. */
 constexpr double kFastBoxKneeAtLeast = 20;
+/** Knees are searched at sizes up to this many bytes (of larger ones a box holds a few). */
+constexpr double kFastBoxKneeSizesAtMost = 256;
 
 /** The levels of the knees of kFastBoxKneeAtLeast messages or more: their distinct values,
  *  those within 10 % of the next smaller one counted with it (sizes in the same slots). */
