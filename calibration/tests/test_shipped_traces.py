@@ -32,8 +32,12 @@ def test_the_shipped_traces_of_this_machine_fit_into_a_whole_profile(tmp_path):
     assert rates["cached_copy_bandwidth"]["value"] > rates["memcpy_bandwidth"]["value"]
     assert 4096 < rates["cached_copy_limit"]["value"] < 2**26
     assert rates["network_latency_past_switch_intra_node"]["value"] > 0
-    # The ping-pong trace has its exchange and self windows: the profile has message gaps.
-    assert set(p["message_gaps"]) == {"intra-node", "self"}
+    # The ping-pong trace has its exchange and self windows, long windows, the fast box's sweep
+    # and matching windows (since 2026-12-07): the profile has message gaps, queued ones too, a
+    # fast box and the time of a posted receive passed over.
+    assert set(p["message_gaps"]) == {"intra-node", "self", "intra-node-queued"}
+    assert {"fast_box_bytes", "fast_box_header", "fast_box_alignment", "match_scan_seconds_intra_node",
+            "match_scan_seconds_self"} <= set(rates)
 
 
 def test_the_shipped_traces_of_this_machine_come_from_one_configuration_and_sitting():
