@@ -136,13 +136,82 @@ def test_on_a_cluster_the_scenarios_loopback_setting_wins_over_the_profiles(tmp_
 def test_a_loopback_bandwidth_of_zero_is_refused_wherever_it_is_set(tmp_path):
     zero = profile(tmp_path, "zero", {"simgrid_config": {"network/loopback-bw": "0"}})
     scenario = ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml"
-    assert f"{zero} (simgrid_config.network/loopback-bw): '0'; expected a number > 0" in \
-        refused("validate", scenario, "--calibration", zero)
-    assert "--cfg=network/loopback-bw:0: SimGrid configuration 'network/loopback-bw' = '0'; expected a bandwidth > 0" \
-        in refused("validate", scenario, "--cfg=network/loopback-bw:0")
-    # A negative latency SimGrid took as 0, silently.
-    assert "--cfg=network/loopback-lat:-1: SimGrid configuration 'network/loopback-lat' = '-1'; expected a latency " \
-           ">= 0" in refused("validate", scenario, "--cfg=network/loopback-lat:-1")
+    assert f"{zero} (simgrid_config.network/loopback-bw): SimGrid configuration 'network/loopback-bw' = '0'; " \
+           "expected a bandwidth from 1 to 1e18 B/s" in refused("validate", scenario, "--calibration", zero)
+    assert "--cfg=network/loopback-bw:0: SimGrid configuration 'network/loopback-bw' = '0'; expected a bandwidth " \
+           "from 1 to 1e18 B/s" in refused("validate", scenario, "--cfg=network/loopback-bw:0")
+    # A negative latency SimGrid took as 0, silently; 1e308 took the clock to inf.
+    for lat in ("-1", "1e308"):
+        assert f"--cfg=network/loopback-lat:{lat}: SimGrid configuration 'network/loopback-lat' = '{lat}'; expected " \
+               "a latency from 0 to 1e6 s" in refused("validate", scenario, f"--cfg=network/loopback-lat:{lat}")
+
+
+@pytest.mark.parametrize("body, where, expected", [
+    # SimGrid aborted ("The Impossible Did Happen") on a denormal bandwidth.
+    ({"links": [{"match": ".*", "bandwidth": 1e-310}]}, "links[0]", "expected a bandwidth from 1 B/s to 1e18 B/s"),
+    # The clock reached inf: "simulation deadlocked at t=inf ... a bug of model 'halo'", exit 1.
+    ({"links": [{"match": ".*", "latency": 1e308}]}, "links[0]", "expected a latency from 0 to 1e6 s"),
+    ({"network_factors": {"intra-node": {"bandwidth": "0:4.9e-324"}}}, "network_factors.intra-node.bandwidth",
+     "the factor from 1e-12 to 1e12"),
+    # A gap of inf seconds aborted SimGrid ("duration is not finite").
+    ({"message_gaps": {"intra-node": "0:1e308:0"}}, "message_gaps.intra-node",
+     "seconds from -1 to 1, seconds per byte from 0 to 1"),
+    # SimGrid took the model's name and aborted once it built the platform.
+    ({"simgrid_config": {"network/model": "Foo"}}, "simgrid_config.network/model",
+     "SimGrid configuration 'network/model' = 'Foo'; expected one of LV08, Constant, SMPI, IB, CM02, ns-3"),
+    # A pattern libstdc++ matched for minutes.
+    ({"hosts": [{"match": "(((.*)*)*)*(x)", "speed": "1Gf"}]}, "hosts[0]",
+     "a repeated group holds a repetition itself"),
+])
+def test_values_simgrid_cannot_run_with_are_refused_before_the_run(tmp_path, body, where, expected):
+    bad = profile(tmp_path, "bad", body)
+    scenario = ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml"
+    out = tmp_path / "out"
+    err = refused("run", scenario, "--calibration", bad, "--out", out, "--quiet")
+    assert f"{bad} ({where}): " in err and expected in err, err
+    assert not out.exists()
+
+
+def test_a_scenario_pattern_simgrid_cannot_match_safely_is_refused(tmp_path):
+    scenario = ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml"
+    err = refused("validate", scenario, "--set", "hosts=(a+)+")
+    assert "parameter 'hosts' = '(a+)+' is refused: a repeated group holds a repetition itself" in err, err
+
+
+def test_a_shared_link_named_like_a_loopback_takes_the_link_rules(tmp_path):
+    """A link between two hosts whose name ends in _loopback was taken for a loopback: the
+    profile's link rule skipped it (and warned that it matched no link)."""
+    platform = tmp_path / "two.xml"
+    platform.write_text("""<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="node-0" speed="1Gf"/>
+    <host id="node-1" speed="1Gf"/>
+    <link id="uplink_loopback" bandwidth="10GBps" latency="1us"/>
+    <route src="node-0" dst="node-1"><link_ctn id="uplink_loopback"/></route>
+  </zone>
+</platform>
+""")
+    slow = profile(tmp_path, "slow", {"links": [{"match": ".*", "bandwidth": "100MBps", "latency": "1ms"}]})
+    scenario = tmp_path / "halo.xml"
+    scenario.write_text(f"""<?xml version="1.0"?>
+<scenario model="halo" seed="1">
+  <platform file="{platform}"/>
+  <param name="ranks" value="2"/>
+  <param name="procs" value="2,1,1"/>
+  <param name="local_cells" value="16,16,16"/>
+  <param name="periodic" value="false"/>
+  <param name="iterations" value="2"/>
+  <param name="ranks_per_node" value="1"/>
+  <param name="mode" value="smpi"/>
+</scenario>
+""")
+    res = simcore("run", scenario, "--calibration", slow, "--out", tmp_path / "out", "--json")
+    assert res.returncode == 0, res.stderr
+    assert "matches no link" not in res.stderr
+    comm = json.loads(res.stdout)["metrics"]["communication_time_slowest"]
+    assert comm > 1e-3  # the rule's 1 ms latency, not the platform's 1 us
 
 
 def test_a_speed_ratio_simgrid_cannot_run_is_refused(tmp_path):

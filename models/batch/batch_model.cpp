@@ -8,6 +8,7 @@
 #include "workload.hpp"
 
 #include <simcore/error.hpp>
+#include <simcore/name_pattern.hpp>
 #include <simcore/model.hpp>
 #include <simcore/model_registry.hpp>
 #include <simcore/quantile.hpp>
@@ -75,9 +76,9 @@ void BatchModel::setup(simcore::SimContext& ctx)
   // The machine: nodes matching `hosts`, or as many as `nodes` asks, with their cores.
   std::regex re;
   try {
-    re = std::regex(p.get_string("hosts"));
-  } catch (const std::regex_error& e) {
-    throw ctx.param_error("hosts", std::string("parameter 'hosts' is not a valid regular expression (") + e.what() + ")");
+    re = simcore::compile_name_pattern(p.get_string("hosts"), "", "parameter 'hosts' =");
+  } catch (const simcore::InputError& e) {
+    throw ctx.param_error("hosts", e.detail());
   }
   for (auto* h : ctx.hosts_sorted())
     if (std::regex_match(h->get_name(), re))

@@ -3,6 +3,7 @@
 #include "decomposition.hpp"
 
 #include <simcore/error.hpp>
+#include <simcore/name_pattern.hpp>
 
 #include <regex>
 
@@ -48,9 +49,9 @@ std::vector<simgrid::s4u::Host*> hosts_matching(const Source& src, const std::st
   const std::string& pattern = src.values.get_string(param);
   std::regex re;
   try {
-    re = std::regex(pattern);
-  } catch (const std::regex_error& e) {
-    throw src.error(param, src.what(param) + " = '" + pattern + "' is not a valid regular expression (" + e.what() + ")");
+    re = simcore::compile_name_pattern(pattern, "", src.what(param) + " =");
+  } catch (const simcore::InputError& e) {
+    throw src.error(param, e.detail());
   }
   std::vector<simgrid::s4u::Host*> hosts;
   for (auto* h : src.ctx.hosts_sorted())

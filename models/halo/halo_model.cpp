@@ -3,6 +3,7 @@
 #include "halo_geometry.hpp"
 
 #include <simcore/error.hpp>
+#include <simcore/name_pattern.hpp>
 #include <simcore/model.hpp>
 #include <simcore/model_registry.hpp>
 #include <simcore/process_grid.hpp>
@@ -232,9 +233,9 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
   // Placement: `ranks_per_node` ranks on each matching host, block or round robin.
   std::regex re;
   try {
-    re = std::regex(p.get_string("hosts"));
-  } catch (const std::regex_error& e) {
-    throw ctx.param_error("hosts", std::string("parameter 'hosts' is not a valid regular expression (") + e.what() + ")");
+    re = simcore::compile_name_pattern(p.get_string("hosts"), "", "parameter 'hosts' =");
+  } catch (const simcore::InputError& e) {
+    throw ctx.param_error("hosts", e.detail());
   }
   std::vector<simgrid::s4u::Host*> hosts;
   for (auto* h : ctx.hosts_sorted())

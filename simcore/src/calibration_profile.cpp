@@ -1,4 +1,5 @@
 #include "simcore/calibration_profile.hpp"
+#include "simcore/name_pattern.hpp"
 #include "simcore/error.hpp"
 #include "simcore/platform.hpp"
 #include "simcore/sha256.hpp"
@@ -70,6 +71,8 @@ NamedRate rate_from_text(const std::string& text, const std::string& where)
     } catch (const InputError&) {
     }
   }
+  if (!text.empty() && std::isdigit(static_cast<unsigned char>(text.front())) && std::isinf(plain))
+    throw InputError(where, "'" + text + "': its number is beyond a double; expected a finite quantity");
   throw InputError(where, "'" + text + "' has no known unit; expected a bandwidth (10GBps), speed (1Gf), size (4MiB) "
                           "or time (2us), or a plain number");
 }
@@ -126,8 +129,12 @@ std::map<std::string, NamedRate> rates_from_json(const nlohmann::json& rates, co
       if (v.contains("doc"))
         r.doc = v["doc"].get<std::string>();
     }
-    if (!(r.value >= 0) || !std::isfinite(r.value)) // a rate, a time or a size: never below zero
-      throw InputError(w, "value " + nlohmann::json(r.value).dump() + "; expected a finite number >= 0");
+    if (!(r.value >= 0) || !std::isfinite(r.value)) { // a rate, a time or a size: never below zero
+      const auto& given = v.is_object() ? v["value"] : v;
+      throw InputError(w, "value " + (given.is_string() ? given.get<std::string>() : given.dump()) +
+                              (std::isfinite(r.value) || std::isnan(r.value) ? "" : " (beyond a double in base units)") +
+                              "; expected a finite number >= 0");
+    }
     r.where = w;
     out[k] = r;
   }
@@ -155,25 +162,18 @@ std::size_t number_outside_strings(const std::string& text, const std::string& n
   return std::string::npos;
 }
 
-/** A number in base units from a profile's "simgrid_config" item, or InputError. */
-double config_number(const std::string& text, bool positive, const std::string& where)
+/** What SimGrid can simulate with: a link's bandwidth (B/s) and latency (s). Beyond these a
+ *  transfer's time overflows or its rate falls below SimGrid's precision (which aborts). */
+constexpr double kLeastBandwidth = 1, kMostBandwidth = 1e18, kMostLatency = 1e6;
+
+std::string bandwidth_range()
 {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || text.find_first_of("xX") != std::string::npos ||
-      std::isspace(static_cast<unsigned char>(text.front())) || !std::isfinite(v) || v < 0 || (positive && v == 0))
-    throw InputError(where, "'" + text + "'; expected a number " + (positive ? "> 0" : ">= 0") +
-                                " in base units (B/s, s)");
-  return v;
+  return "a bandwidth from 1 B/s to 1e18 B/s";
 }
 
 std::regex compile(const std::string& pattern, const std::string& where)
 {
-  try {
-    return std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw InputError(where, "'" + pattern + "' is not a valid regular expression (" + e.what() + ")");
-  }
+  return compile_name_pattern(pattern, where, "match");
 }
 
 } // namespace
@@ -187,8 +187,22 @@ CalibrationProfile CalibrationProfile::load(const std::string& path)
   buf << in.rdbuf();
   const std::string text = buf.str();
   nlohmann::json j;
+  // A key given twice in one object: nlohmann keeps the last silently; refused here, naming it.
+  std::vector<std::set<std::string>> keys_seen;
+  std::string duplicate;
+  const nlohmann::json::parser_callback_t no_duplicates = [&](int, nlohmann::json::parse_event_t event,
+                                                              nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::object_start)
+      keys_seen.emplace_back();
+    else if (event == nlohmann::json::parse_event_t::object_end && !keys_seen.empty())
+      keys_seen.pop_back();
+    else if (event == nlohmann::json::parse_event_t::key && !keys_seen.empty() &&
+             !keys_seen.back().insert(parsed.get<std::string>()).second && duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
   try {
-    j = nlohmann::json::parse(text);
+    j = nlohmann::json::parse(text, no_duplicates);
   } catch (const nlohmann::json::parse_error& e) {
     std::size_t line = 1 + std::count(text.begin(), text.begin() + std::min<std::size_t>(e.byte, text.size()), '\n');
     throw InputError(path + ":" + std::to_string(line), std::string("malformed JSON (") + e.what() +
@@ -204,6 +218,8 @@ CalibrationProfile CalibrationProfile::load(const std::string& path)
     }
     throw InputError(where, std::string("unreadable JSON (") + what + "); expected numbers a double holds");
   }
+  if (!duplicate.empty())
+    throw InputError(path, "the key '" + duplicate + "' twice in one object; expected each key once");
   CalibrationProfile p = from_json(j, path);
   p.path_ = path;
   p.sha256_ = sha256_hex(text);
@@ -217,9 +233,14 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
                  "quality"},
              where);
   if (j.contains("schema") && j["schema"] != "simcore-profile/1")
-    throw InputError(where + " (schema)", "unsupported schema " + j["schema"].dump() + "; expected \"simcore-profile/1\"");
-  if (j.contains("name"))
-    p.name_ = j["name"].is_string() ? j["name"].get<std::string>() : j["name"].dump();
+    throw InputError(where + " (schema)", "unsupported schema " +
+                                              (j["schema"].is_string() ? j["schema"].dump() : "of type " + std::string(j["schema"].type_name())) +
+                                              "; expected \"simcore-profile/1\"");
+  if (j.contains("name")) {
+    if (!j["name"].is_string())
+      throw InputError(where + " (name)", std::string("a ") + j["name"].type_name() + "; expected a string");
+    p.name_ = j["name"].get<std::string>();
+  }
   if (j.contains("hosts")) {
     if (!j["hosts"].is_array())
       throw InputError(where + " (hosts)", "expected an array of {\"match\": regex, \"speed\": \"1Gf\", \"rates\": {...}}");
@@ -256,19 +277,20 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
       LinkRule rule{r["match"].get<std::string>(), w, compile(r["match"].get<std::string>(), w), {}, {}, false};
       if (r.contains("scope")) {
         if (r["scope"] != "link" && r["scope"] != "route")
-          throw InputError(w, "scope " + r["scope"].dump() + "; expected \"link\" (the values of each link, the "
-                                                              "default) or \"route\" (measured end to end)");
+          throw InputError(w, "scope " + (r["scope"].is_string() ? r["scope"].dump() : "of type " + std::string(r["scope"].type_name())) +
+                                  "; expected \"link\" (the values of each link, the default) or \"route\" "
+                                  "(measured end to end)");
         rule.route = r["scope"] == "route";
       }
       if (r.contains("bandwidth")) {
         rule.bandwidth = quantity_field(r["bandwidth"], Quantity::Bandwidth, w);
-        if (!(*rule.bandwidth > 0) || !std::isfinite(*rule.bandwidth))
-          throw InputError(w, "bandwidth must be positive");
+        if (!(*rule.bandwidth >= kLeastBandwidth && *rule.bandwidth <= kMostBandwidth))
+          throw InputError(w, "bandwidth " + nlohmann::json(*rule.bandwidth).dump() + " B/s; expected " + bandwidth_range());
       }
       if (r.contains("latency")) {
         rule.latency = quantity_field(r["latency"], Quantity::Time, w);
-        if (*rule.latency < 0 || !std::isfinite(*rule.latency))
-          throw InputError(w, "latency must not be negative");
+        if (!(*rule.latency >= 0 && *rule.latency <= kMostLatency))
+          throw InputError(w, "latency " + nlohmann::json(*rule.latency).dump() + " s; expected a latency from 0 to 1e6 s");
       }
       p.links_.push_back(std::move(rule));
     }
@@ -277,13 +299,14 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
     const auto& c = j["simgrid_config"];
     if (!c.is_object())
       throw InputError(where + " (simgrid_config)", "expected an object {\"network/latency-factor\": \"1\"}");
-    for (const auto& [k, v] : c.items())
+    for (const auto& [k, v] : c.items()) {
+      if (!(v.is_string() || v.is_number() || v.is_boolean()))
+        throw InputError(where + " (simgrid_config." + k + ")",
+                         std::string("a ") + v.type_name() + "; expected a string, a number or true/false");
       p.config_[k] = v.is_string() ? v.get<std::string>() : v.dump();
-    // The kernel sets the clusters' loopbacks from these (SimGrid aborts on a bandwidth of 0).
-    for (const char* key : {"network/loopback-bw", "network/loopback-lat"})
-      if (p.config_.count(key))
-        config_number(p.config_[key], std::string(key) == "network/loopback-bw",
-                      where + " (simgrid_config." + key + ")");
+      // Also what the kernel sets the clusters' loopbacks from (SimGrid aborts on a bandwidth of 0).
+      check_simgrid_config_item(k, p.config_[k], where + " (simgrid_config." + k + ")");
+    }
   }
   if (j.contains("network_factors")) {
     p.network_factors_ = NetworkFactors::from_json(j["network_factors"], where);

@@ -14,9 +14,14 @@ namespace simcore {
 
 namespace {
 
+/** The largest coefficients a law may have: a gap of a second a message, a second a byte. A
+ *  gap is sleeps of the sender's; beyond these its time, at any size a message has, would
+ *  overflow or stop the simulated clock. */
+constexpr double kMostSeconds = 1, kMostPerByte = 1;
+
 /** A coefficient as written: digits first (no blank, sign or hexadecimal; a minus sign only
- *  where `negative` allows it), finite. */
-bool read_coefficient(const std::string& text, double& out, bool negative)
+ *  where `negative` allows it), finite and within `most` either way. */
+bool read_coefficient(const std::string& text, double& out, bool negative, double most)
 {
   const std::string digits = negative && !text.empty() && text.front() == '-' ? text.substr(1) : text;
   if (digits.empty() || !(std::isdigit(static_cast<unsigned char>(digits.front())) || digits.front() == '.') ||
@@ -24,7 +29,7 @@ bool read_coefficient(const std::string& text, double& out, bool negative)
     return false;
   char* end = nullptr;
   out = std::strtod(text.c_str(), &end);
-  return end != nullptr && *end == '\0' && std::isfinite(out);
+  return end != nullptr && *end == '\0' && std::isfinite(out) && std::abs(out) <= most;
 }
 
 /** The fewest significant digits that read back as `v`. */
@@ -54,12 +59,12 @@ GapLaw GapLaw::parse(const std::string& text, const std::string& where)
     const bool whole = fields.size() == 3 && !fields[0].empty() && fields[0].size() <= 15 &&
                        std::all_of(fields[0].begin(), fields[0].end(), [](char c) { return c >= '0' && c <= '9'; });
     double seconds = 0, per_byte = 0;
-    if (!whole || item.back() == ':' || !read_coefficient(fields[1], seconds, true) ||
-        !read_coefficient(fields[2], per_byte, false))
+    if (!whole || item.back() == ':' || !read_coefficient(fields[1], seconds, true, kMostSeconds) ||
+        !read_coefficient(fields[2], per_byte, false, kMostPerByte))
       throw InputError(where, "entry '" + item + "' of '" + text +
                                   "'; expected BYTES:SECONDS:SECONDS_PER_BYTE items separated by ';' "
-                                  "(\"0:3e-07:1e-10;4096:2e-06:5e-11\"), bytes a whole number, seconds finite, "
-                                  "seconds per byte finite and >= 0");
+                                  "(\"0:3e-07:1e-10;4096:2e-06:5e-11\"), bytes a whole number of at most 15 "
+                                  "digits, seconds from -1 to 1, seconds per byte from 0 to 1");
     out.steps_.emplace_back(std::stod(fields[0]), seconds, per_byte);
   }
   if (out.steps_.empty())
@@ -91,8 +96,13 @@ GapLaw GapLaw::parse_smpi(const std::string& text, const std::string& where)
 std::string GapLaw::smpi_text(std::optional<double> none_from) const
 {
   // A law of no entry (default-constructed) is none everywhere; so is one cut at 1 byte or less.
-  const double cut = none_from && !std::isnan(*none_from) ? std::max(std::ceil(*none_from), 0.0)
-                                                          : std::numeric_limits<double>::infinity();
+  // SMPI reads each threshold as an int: a cut past that is no cut, and entries from past it
+  // are left out (no message of MPI's int count of bytes reaches them).
+  constexpr double kIntBound = 2147483648.0; // SMPI's threshold 2147483647, this class's bound + 1
+  double cut = none_from && !std::isnan(*none_from) ? std::max(std::ceil(*none_from), 0.0)
+                                                    : std::numeric_limits<double>::infinity();
+  if (cut > kIntBound)
+    cut = std::numeric_limits<double>::infinity();
   if (steps_.empty() || cut <= 1)
     return "0:0:0";
   // SMPI applies an entry X to the sizes above X: this class's entry from X is SMPI's X - 1.
@@ -108,7 +118,7 @@ std::string GapLaw::smpi_text(std::optional<double> none_from) const
   if (std::get<0>(steps_.front()) > 1)
     add(0, 0, 0);
   for (const auto& [bound, seconds, per_byte] : steps_)
-    if (bound < cut)
+    if (bound < cut && bound <= kIntBound)
       add(std::max(bound - 1, 0.0), seconds, per_byte);
   if (std::isfinite(cut))
     add(std::max(cut - 1, 0.0), 0, 0);
@@ -127,7 +137,9 @@ double GapLaw::at(double size) const
       break;
     seconds = base + per_byte * size;
   }
-  return std::max(seconds, 0.0); // a fitted segment may start below 0 where it climbs steeply
+  // A fitted segment may start below 0 where it climbs steeply; the coefficients' bounds keep
+  // the rest finite at every size below 1e300 bytes.
+  return std::max(seconds, 0.0);
 }
 
 MessageGaps MessageGaps::from_json(const nlohmann::json& j, const std::string& where)

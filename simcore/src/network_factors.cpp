@@ -43,10 +43,12 @@ SizeFactors SizeFactors::parse(const std::string& text, const std::string& where
                                            factor.front() == '.') &&
                        factor.find_first_of("xX") == std::string::npos;
     const double f = !plain ? NAN : std::strtod(factor.c_str(), &end);
-    if (!whole || colon == std::string::npos || end == nullptr || *end != '\0' || !std::isfinite(f) || !(f > 0))
+    // Within 1e-12 to 1e12: a latency or bandwidth these scale stays one SimGrid can time
+    // (the profile's links and loopbacks are bounded too; fits here stayed within 1e-6 to 1e6).
+    if (!whole || colon == std::string::npos || end == nullptr || *end != '\0' || !(f >= 1e-12 && f <= 1e12))
       throw InputError(where, "entry '" + item + "' of '" + text +
                                   "'; expected BYTES:FACTOR items separated by ';' (\"0:1.2;65536:0.9\"), bytes a whole "
-                                  "number up to 2147483647, the factor finite and > 0");
+                                  "number up to 2147483647, the factor from 1e-12 to 1e12");
     out.steps_.emplace_back(std::stod(bound), f);
   }
   if (out.steps_.empty())
@@ -159,9 +161,16 @@ void NetworkFactors::check_self_routes()
 
 bool is_loopback_link(const std::string& name)
 {
+  // SimGrid's implicit loopback, or the one a <cluster> declares for each node
+  // ("<cluster>_link_<i>_loopback"): both fat pipes. A shared link whose name ends so (an uplink
+  // named "x_loopback") is no loopback.
   static const std::string suffix = "_loopback";
-  return name == "__loopback__" ||
-         (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0);
+  if (name == "__loopback__")
+    return true;
+  if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return false;
+  const auto* link = simgrid::s4u::Link::by_name_or_null(name);
+  return link != nullptr && link->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE;
 }
 
 bool NetworkFactors::is_intra_node(const simgrid::s4u::Host* src, const simgrid::s4u::Host* dst,

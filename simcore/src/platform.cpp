@@ -8,6 +8,8 @@
 #include <simgrid/s4u/NetZone.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -183,6 +185,36 @@ nlohmann::ordered_json describe_platform(const simgrid::s4u::Engine& engine)
   totals["zones"] = zones;
   j["totals"] = totals;
   return j;
+}
+
+void check_simgrid_config_item(const std::string& name, const std::string& value, const std::string& where)
+{
+  if (name == "network/loopback-bw" || name == "network/loopback-lat") {
+    const bool bandwidth = name == "network/loopback-bw";
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    const bool number = !value.empty() && end == value.c_str() + value.size() &&
+                        value.find_first_of("xX") == std::string::npos &&
+                        !std::isspace(static_cast<unsigned char>(value.front()));
+    if (!number || !(bandwidth ? v >= 1 && v <= 1e18 : v >= 0 && v <= 1e6))
+      throw InputError(where, "SimGrid configuration '" + name + "' = '" + value + "'; expected " +
+                                  (bandwidth ? "a bandwidth from 1 to 1e18 B/s, in B/s" : "a latency from 0 to 1e6 s, in s"));
+    return;
+  }
+  // SimGrid 3.32's choices (--help-models); cpu/optim it checks itself when set.
+  static const std::map<std::string, std::vector<std::string>> choices{
+      {"host/model", {"default", "compound", "ptask_L07"}},
+      {"cpu/model", {"Cas01"}},
+      {"network/model", {"LV08", "Constant", "SMPI", "IB", "CM02", "ns-3"}},
+      {"network/optim", {"Lazy", "TI", "Full"}},
+      {"disk/model", {"default"}}};
+  const auto it = choices.find(name);
+  if (it == choices.end() || std::find(it->second.begin(), it->second.end(), value) != it->second.end())
+    return;
+  std::string list;
+  for (const auto& c : it->second)
+    list += (list.empty() ? "" : ", ") + c;
+  throw InputError(where, "SimGrid configuration '" + name + "' = '" + value + "'; expected one of " + list);
 }
 
 } // namespace simcore

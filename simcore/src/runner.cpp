@@ -126,16 +126,7 @@ std::string first_line(const std::string& text)
 
 void set_simgrid_config(const std::string& name, const std::string& value, const std::string& where)
 {
-  // SimGrid takes a loopback bandwidth of 0 and aborts when it builds the loopback; a negative
-  // latency it takes as 0, silently.
-  if (name == "network/loopback-bw" || name == "network/loopback-lat") {
-    const bool bandwidth = name == "network/loopback-bw";
-    char* end = nullptr;
-    const double v = std::strtod(value.c_str(), &end);
-    if (end == value.c_str() + value.size() && !value.empty() && (bandwidth ? !(v > 0) : !(v >= 0)))
-      throw InputError(where, "SimGrid configuration '" + name + "' = '" + value + "'; expected " +
-                                  (bandwidth ? "a bandwidth > 0 in B/s" : "a latency >= 0 in s"));
-  }
+  check_simgrid_config_item(name, value, where);
   try {
     simgrid::s4u::Engine::set_config(name + ":" + value);
   } catch (const std::exception& e) {

@@ -3,10 +3,12 @@
 
 #include "simcore/calibration_profile.hpp"
 #include "simcore/error.hpp"
+#include "simcore/name_pattern.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <regex>
 #include <fstream>
 #include <string>
 #include <tuple>
@@ -149,7 +151,7 @@ TEST_CASE("CalibrationProfile: invalid profiles name the place and what was expe
         "p.json (schema): unsupported schema \"simcore-profile/2\"; expected \"simcore-profile/1\"");
 
   std::string msg = from_json_error(json::parse(R"({"hosts": [{"match": "ok", "speed": 1}, {"match": "node-[", "speed": "1Gf"}]})"));
-  CHECK_THAT(msg, Catch::StartsWith("p.json (hosts[1]): 'node-[' is not a valid regular expression ("));
+  CHECK_THAT(msg, Catch::StartsWith("p.json (hosts[1]): match 'node-[' is not a valid regular expression ("));
 
   msg = from_json_error(json::parse(R"({"hosts": [{"match": "a", "speed": "2Gx"}]})"));
   CHECK_THAT(msg, Catch::StartsWith("p.json (hosts[0]): '2Gx' is not valid"));
@@ -171,16 +173,16 @@ TEST_CASE("CalibrationProfile: invalid profiles name the place and what was expe
   CHECK(from_json_error(json::parse(R"({"hosts": [{"match": "a", "rates": [1]}]})")) ==
         "p.json (hosts[0].rates): expected an object {\"name\": {\"value\": 1e10, \"unit\": \"Bps\"}}");
   CHECK(from_json_error(json::parse(R"({"links": [{"match": "l", "bandwidth": -1}]})")) ==
-        "p.json (links[0]): bandwidth must be positive");
+        "p.json (links[0]): bandwidth -1.0 B/s; expected a bandwidth from 1 B/s to 1e18 B/s");
   CHECK(from_json_error(json::parse(R"({"links": [{"match": "l", "latency": -1e-6}]})")) ==
-        "p.json (links[0]): latency must not be negative");
+        "p.json (links[0]): latency -1e-06 s; expected a latency from 0 to 1e6 s");
   CHECK(from_json_error(json::parse(R"({"simgrid_config": ["network/latency-factor"]})")) ==
         "p.json (simgrid_config): expected an object {\"network/latency-factor\": \"1\"}");
   CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": "fast"}}})")) ==
         "p.json (rates.r): 'fast' has no known unit; expected a bandwidth (10GBps), speed (1Gf), size (4MiB) or time "
         "(2us), or a plain number");
   CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": -2, "unit": "Bps"}}})")) ==
-        "p.json (rates.r): value -2.0; expected a finite number >= 0");
+        "p.json (rates.r): value -2; expected a finite number >= 0");
   CHECK(from_json_error(json::parse(R"({"hosts": [{"match": "a", "rates": {"r": -1e9}}]})")) ==
         "p.json (hosts[0].rates.r): value -1000000000.0; expected a finite number >= 0");
   CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": "10GBps", "unit": "s"}}})")) ==
@@ -463,12 +465,39 @@ TEST_CASE("CalibrationProfile: values SimGrid cannot run with are refused when l
         "p.json (hosts[0]): speed 1e-320 flop/s; expected a finite positive number that is not denormal");
   CHECK(from_json_error(json::parse(R"({"links": [{"match": "l"}]})")) ==
         "p.json (links[0]): expected {\"match\": regex, \"bandwidth\": \"10GBps\"} and/or \"latency\": \"1us\"");
+  const std::string bw = "p.json (simgrid_config.network/loopback-bw): SimGrid configuration 'network/loopback-bw' = ";
+  const std::string lat = "p.json (simgrid_config.network/loopback-lat): SimGrid configuration 'network/loopback-lat' = ";
   CHECK(from_json_error(json::parse(R"({"simgrid_config": {"network/loopback-bw": "0"}})")) ==
-        "p.json (simgrid_config.network/loopback-bw): '0'; expected a number > 0 in base units (B/s, s)");
+        bw + "'0'; expected a bandwidth from 1 to 1e18 B/s, in B/s");
   CHECK(from_json_error(json::parse(R"({"simgrid_config": {"network/loopback-lat": "-1"}})")) ==
-        "p.json (simgrid_config.network/loopback-lat): '-1'; expected a number >= 0 in base units (B/s, s)");
+        lat + "'-1'; expected a latency from 0 to 1e6 s, in s");
   CHECK(from_json_error(json::parse(R"({"simgrid_config": {"network/loopback-bw": "0x10"}})")) ==
-        "p.json (simgrid_config.network/loopback-bw): '0x10'; expected a number > 0 in base units (B/s, s)");
+        bw + "'0x10'; expected a bandwidth from 1 to 1e18 B/s, in B/s");
+  // Positive or finite but beyond what SimGrid can time: it aborted, or the clock reached inf.
+  CHECK(from_json_error(json::parse(R"({"simgrid_config": {"network/loopback-lat": "1e308"}})")) ==
+        lat + "'1e308'; expected a latency from 0 to 1e6 s, in s");
+  CHECK(from_json_error(json::parse(R"({"links": [{"match": "l", "bandwidth": 1e-310}]})")) ==
+        "p.json (links[0]): bandwidth 1e-310 B/s; expected a bandwidth from 1 B/s to 1e18 B/s");
+  CHECK(from_json_error(json::parse(R"({"links": [{"match": "l", "latency": 1e308}]})")) ==
+        "p.json (links[0]): latency 1e+308 s; expected a latency from 0 to 1e6 s");
+  CHECK_THAT(from_json_error(json::parse(R"({"network_factors": {"intra-node": {"latency": "0:1e308"}}})")),
+             Catch::EndsWith("the factor from 1e-12 to 1e12"));
+  CHECK_THAT(from_json_error(json::parse(R"({"network_factors": {"intra-node": {"bandwidth": "0:4.9e-324"}}})")),
+             Catch::EndsWith("the factor from 1e-12 to 1e12"));
+  // Gaps whose time overflows at some size: a sleep of inf aborted SimGrid.
+  for (const char* law : {"0:1e308:0", "0:0:1e306", "0:2:0", "0:-2:0", "0:0:2"})
+    CHECK_THAT(from_json_error(json::parse(std::string(R"({"message_gaps": {"intra-node": ")") + law + "\"}}")),
+               Catch::EndsWith("seconds from -1 to 1, seconds per byte from 0 to 1"));
+  // A model SimGrid does not have: it aborted once it built the platform.
+  CHECK(from_json_error(json::parse(R"({"simgrid_config": {"network/model": "Foo"}})")) ==
+        "p.json (simgrid_config.network/model): SimGrid configuration 'network/model' = 'Foo'; expected one of LV08, "
+        "Constant, SMPI, IB, CM02, ns-3");
+  CHECK(from_json_error(json::parse(R"({"simgrid_config": {"host/model": "null"}})")) ==
+        "p.json (simgrid_config.host/model): SimGrid configuration 'host/model' = 'null'; expected one of default, "
+        "compound, ptask_L07");
+  CHECK(from_json_error(json::parse(R"({"simgrid_config": {"network/model": null}})")) ==
+        "p.json (simgrid_config.network/model): a null; expected a string, a number or true/false");
+  CHECK_NOTHROW(CalibrationProfile::from_json(json::parse(R"({"simgrid_config": {"network/model": "SMPI", "network/optim": "Full"}})"), "p.json"));
   CHECK_NOTHROW(CalibrationProfile::from_json(
       json::parse(R"({"simgrid_config": {"network/loopback-bw": "2.6e10", "network/loopback-lat": 0}})"), "p.json"));
 }
@@ -486,4 +515,81 @@ TEST_CASE("CalibrationProfile::load: a number beyond a double names the file and
     CHECK_THAT(e.detail(), Catch::Contains("number overflow") && Catch::EndsWith("expected numbers a double holds"));
   }
   std::filesystem::remove(tmp);
+}
+
+TEST_CASE("CalibrationProfile: values of the wrong type are refused by type, never printed whole", "[calibration]")
+{
+  // A value nested 200,000 arrays deep crashed the process as it was printed into the message.
+  std::string deep(200000, '[');
+  deep += std::string(200000, ']');
+  for (const std::string key : {"name", "schema"}) {
+    const json j = json::parse("{\"" + key + "\": " + deep + "}");
+    const std::string msg = from_json_error(j);
+    CHECK(msg.size() < 200);
+    CHECK_THAT(msg, Catch::StartsWith("p.json (" + key + "): ") && Catch::Contains("array"));
+  }
+  CHECK(from_json_error(json::parse("{\"simgrid_config\": {\"network/model\": " + deep + "}}")) ==
+        "p.json (simgrid_config.network/model): a array; expected a string, a number or true/false");
+  CHECK_THAT(from_json_error(json::parse("{\"links\": [{\"match\": \"l\", \"latency\": 1, \"scope\": " + deep + "}]}")),
+             Catch::StartsWith("p.json (links[0]): scope of type array; expected"));
+  CHECK(from_json_error(json::parse(R"({"name": 3})")) == "p.json (name): a number; expected a string");
+}
+
+TEST_CASE("name patterns std::regex cannot match safely are refused", "[calibration]")
+{
+  using simcore::compile_name_pattern;
+  auto refusal = [](const std::string& pattern) {
+    try {
+      compile_name_pattern(pattern, "w", "match");
+      return std::string();
+    } catch (const simcore::InputError& e) {
+      return e.detail();
+    }
+  };
+  // Nested repetition: "(((.*)*)*)*(x)" ran for minutes against a host name.
+  for (const char* p : {"(a+)+", "(.*)*", "(((.*)*)*)*(x)", "((ab)*c)+", "(a{2,})*", "([0-9]+-)+x", "(a*){2,5}"})
+    CHECK_THAT(refusal(p), Catch::StartsWith(std::string("match '") + p + "' is refused: a repeated group holds a "
+                                                                        "repetition itself"));
+  // 100,000 nested groups overflowed the stack as libstdc++ compiled them.
+  CHECK_THAT(refusal(std::string(100000, '(') + "x" + std::string(100000, ')')),
+             Catch::Contains("is refused: it has 200001 characters; expected at most 1000"));
+  CHECK_THAT(refusal(std::string(17, '(') + "x" + std::string(17, ')')),
+             Catch::EndsWith("is refused: its groups nest more than 16 deep"));
+  CHECK(refusal(std::string(16, '(') + "x" + std::string(16, ')')).empty());
+  // What host and link patterns look like passes, escapes and bracket expressions included.
+  for (const char* p : {".*", "node-[0-9]+", "(ft|node)-[0-9]+", "(ab)*", "(a+)?", "(a*)", "x\\(a+\\)+", "[(]a+[)]+",
+                        "(a+){1}", "(a+){0,1}", "ft-.*?", "link_[0-9]+_(UP|DOWN)"})
+    CHECK(refusal(p).empty());
+  CHECK_THAT(refusal("node-["), Catch::StartsWith("match 'node-[' is not a valid regular expression ("));
+  const auto re = compile_name_pattern("(ft|node)-[0-9]+", "w", "match");
+  CHECK(std::regex_match("node-12", re));
+  CHECK(!std::regex_match("node-", re));
+}
+
+TEST_CASE("CalibrationProfile::load: a key given twice in one object is refused", "[calibration]")
+{
+  const std::string tmp = (std::filesystem::temp_directory_path() / ("simcore-twice-" + std::to_string(::getpid()) + ".json")).string();
+  std::ofstream(tmp) << R"({"rates": {"x": {"value": 1}, "y": {"value": 1}, "x": {"value": 2}}})";
+  try {
+    CalibrationProfile::load(tmp);
+    FAIL("profile with a key twice accepted");
+  } catch (const simcore::InputError& e) {
+    CHECK(e.where() == tmp);
+    CHECK(e.detail() == "the key 'x' twice in one object; expected each key once");
+  }
+  // The same key in different objects is fine.
+  std::ofstream(tmp) << R"({"rates": {"x": {"value": 1}, "y": {"value": 1}}, "hosts": [{"match": "a", "rates": {"x": 2}}]})";
+  CHECK_NOTHROW(CalibrationProfile::load(tmp));
+  std::filesystem::remove(tmp);
+}
+
+TEST_CASE("GapLaw::smpi_text leaves out what SMPI cannot read as an int", "[calibration]")
+{
+  // A protocol switch past 2^31 bytes is no cut; an entry from past it is left out.
+  const auto law = simcore::GapLaw::parse("0:1e-07:0;3000000000:2e-07:0", "p");
+  CHECK(law.smpi_text(1e300) == "0:1e-07:0");
+  CHECK(law.smpi_text(3e9) == "0:1e-07:0");
+  CHECK(law.smpi_text(4096) == "0:1e-07:0;4095:0:0");
+  CHECK(simcore::GapLaw::parse("0:1e-07:0;2147483648:2e-07:0", "p").smpi_text() == "0:1e-07:0;2147483647:2e-07:0");
+  CHECK_NOTHROW(simcore::GapLaw::parse_smpi(law.smpi_text(1e300), "p"));
 }

@@ -39,7 +39,8 @@ struct PlacementFactors {
 };
 
 /** A node's loopback: SimGrid's own `__loopback__` (the route within a host of a zone that
- *  declares none) or the per-node `*_loopback` link of a <cluster> with loopback_bw. */
+ *  declares none) or the per-node `*_loopback` link of a <cluster> with loopback_bw, a fat pipe
+ *  (a shared link whose name ends in `_loopback` is none). */
 bool is_loopback_link(const std::string& name);
 
 /** The profile's "network_factors": {"intra-node": {"latency": "...", "bandwidth": "..."},
