@@ -42,19 +42,30 @@ void DgemmSamples::add(const Benchmark& b, const Trace& t, const std::string& pa
   // Matrix orders, one a row (the flops of a size, 2 n^3, weigh its repetitions in the
   // quality section), and at least one repetition of each.
   need_positive(size, size.rows(), path + " (dgemm)", "size", "matrix orders, one per row");
+  if (size.values.size() != size.rows()) // a (1, n) dataset read as one size of n repetitions
+    throw simcore::InputError(path + " (dgemm)", "dataset 'size' holds " + std::to_string(size.values.size()) +
+                                                     " values in " + std::to_string(size.rows()) +
+                                                     " rows; expected one matrix order per row");
   need_positive(gflops, size.rows(), path + " (dgemm)", "gflops", "rates in Gflop/s");
+  // Every row of the largest order (calib_dgemm --sizes 512,1024,1024 measures it twice): the
+  // median over all their repetitions, whatever the rows' order.
   std::size_t largest = 0;
   for (std::size_t r = 0; r < size.rows(); r++)
     if (size.at(r) > size.at(largest))
       largest = r;
-  const double rate = median_row(gflops, largest) * 1e9;
+  std::vector<double> at_largest;
+  for (std::size_t r = 0; r < size.rows(); r++)
+    if (size.at(r) == size.at(largest))
+      for (std::size_t k = 0; k < gflops.cols(); k++)
+        at_largest.push_back(gflops.at(r, k) * 1e9);
+  const double rate = simcore::quantile(at_largest, 0.5);
   auto it = std::find_if(speeds_.begin(), speeds_.end(), [&](const auto& e) { return e.first == match; });
   if (it == speeds_.end())
     it = speeds_.insert(speeds_.end(), {match, {}});
   it->second.add(rate, path);
   std::vector<double> spread;
-  for (std::size_t k = 0; k < gflops.cols(); k++)
-    spread.push_back(std::abs(gflops.at(largest, k) * 1e9 - rate) / rate);
+  for (double r : at_largest)
+    spread.push_back(std::abs(r - rate) / rate);
   TraceSamples cs{match, {}, {}, {}};
   for (std::size_t r = 0; r < size.rows(); r++)
     for (std::size_t k = 0; k < gflops.cols(); k++) {

@@ -103,16 +103,27 @@ double PiecewiseFit::at(double x) const
 double PiecewiseFit::switch_point(double jump) const
 {
   // A protocol switch (eager to rendezvous) adds a start-up: the time steps up where the new
-  // law takes over (a bend in bandwidth moves the intercept without a step). Other steps
+  // law takes over; a faster protocol that takes over late makes it step down. A bend in
+  // bandwidth moves the intercept without a step: the laws cross. Between the last size of
+  // one segment and the first of the next, the step is somewhere; where the laws cross in
+  // that gap, the data shows no step at all (a continuous bend fits it as well). Other steps
   // (cache levels, DRAM) are smaller relative to the time: the switch is the largest
   // relative step above `jump`.
   double best = 0, step = 1 + jump;
   for (std::size_t k = 1; k < segments.size(); k++) {
-    // Where the protocol changes: just after the last size measured with the old one.
-    const double x = segments[k - 1].to > 0 ? segments[k - 1].to : segments[k].from;
-    const double before = segments[k - 1].at(x), after = segments[k].at(x);
-    if (before > 0 && after / before > step) {
-      step = after / before;
+    const double last_old = segments[k - 1].to > 0 ? segments[k - 1].to : segments[k].from;
+    const double first_new = segments[k].from;
+    const double old_at_last = segments[k - 1].at(last_old), new_at_last = segments[k].at(last_old);
+    const double old_at_first = segments[k - 1].at(first_new), new_at_first = segments[k].at(first_new);
+    if (!(old_at_last > 0 && new_at_last > 0 && old_at_first > 0 && new_at_first > 0))
+      continue;
+    double ratio = 0;
+    if (new_at_last > old_at_last && new_at_first >= old_at_first) // up, at the old protocol's last size
+      ratio = new_at_last / old_at_last;
+    else if (new_at_first < old_at_first && new_at_last <= old_at_last) // down, at the new one's first
+      ratio = old_at_first / new_at_first;
+    if (ratio > step) {
+      step = ratio;
       best = segments[k].from;
     }
   }

@@ -22,12 +22,20 @@ using calibration::fit_piecewise;
 namespace {
 
 /** One-way times of an eager/rendezvous network: 1 us + s / 5 GB/s up to 64 KiB, then
- *  10 us + s / 10 GB/s; `reps` samples per size with relative Gaussian noise. */
-void synthetic(double noise, int reps, std::vector<double>& x, std::vector<double>& y)
+ *  10 us + s / 10 GB/s; `reps` samples per size with relative Gaussian noise, at powers of
+ *  two (with `quarters`, also 1.25, 1.5 and 1.75 times each, as calib_pingpong's default). */
+void synthetic(double noise, int reps, std::vector<double>& x, std::vector<double>& y, bool quarters = false)
 {
   std::mt19937_64 rng(42);
   std::normal_distribution<double> n(0, noise);
-  for (double s = 1; s <= 64 * 1048576.0; s *= 2)
+  std::vector<double> sizes;
+  for (double p = 1; p <= 64 * 1048576.0; p *= 2)
+    for (double q : {1.0, 1.25, 1.5, 1.75})
+      if ((q == 1.0 || quarters) && p * q <= 64 * 1048576.0 && (p * q == std::floor(p * q)))
+        sizes.push_back(p * q);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  for (double s : sizes)
     for (int r = 0; r < reps; r++) {
       const double t = s <= 65536 ? 1e-6 + s / 5e9 : 10e-6 + s / 10e9;
       x.push_back(s);
@@ -48,8 +56,21 @@ TEST_CASE("piecewise fit recovers known segments from noisy samples", "[calibrat
   CHECK(1 / fit.segments[0].slope == Approx(5e9).epsilon(0.05));
   CHECK(fit.segments[1].intercept == Approx(10e-6).epsilon(0.25)); // small against s/B there
   CHECK(1 / fit.segments[1].slope == Approx(10e9).epsilon(0.02));
-  CHECK(fit.switch_point() == 131072);
+  // The two laws cross at 90 kB, between 64 and 128 KiB: sizes a power of two apart cannot
+  // tell that switch from a bend in bandwidth there, so none is reported.
+  CHECK(fit.switch_point() == 0);
   CHECK(fit.quality.r2 > 0.99);
+}
+
+TEST_CASE("piecewise fit finds the switch where the sizes show the step", "[calibration]")
+{
+  // Four sizes an octave: 64 KiB eager, 80 KiB rendezvous, both before the laws cross.
+  std::vector<double> x, y;
+  synthetic(0.02, 10, x, y, true);
+  const auto fit = fit_piecewise(x, y);
+  REQUIRE(fit.segments.size() == 2);
+  CHECK(fit.segments[1].from == 81920);
+  CHECK(fit.switch_point() == 81920);
   CHECK(fit.quality.median_rel_error < 0.03);
 }
 
@@ -159,10 +180,10 @@ TEST_CASE("piecewise fit: the search finds the segments an exhaustive search fin
   }
 }
 
-TEST_CASE("the protocol switch is the largest step up in time", "[calibration]")
+TEST_CASE("the protocol switch is the largest step in time", "[calibration]")
 {
   calibration::PiecewiseFit fit;
-  // At 512 B the intercept rises (0.2 -> 0.9 us) but the time falls (a bend, no step); at
+  // At 512 B the intercept rises (0.2 -> 0.9 us) but the time falls (1.37 -> 1.01 us); at
   // 4 KiB the rendezvous start-up: 1.79 -> 3.63 us (x 2); at 6 MiB the DRAM bandwidth:
   // 389 -> 499 us, a larger step in time but a smaller one relative to it (x 1.28).
   fit.segments = {{1, 0.2e-6, 1 / 0.436e9}, {512, 0.9e-6, 1 / 4.66e9}, {4096, 3.382e-6, 1 / 16.3e9},
@@ -171,6 +192,30 @@ TEST_CASE("the protocol switch is the largest step up in time", "[calibration]")
   fit.segments = {{1, 1e-6, 1 / 4e9}, {4096, 1.1e-6, 1 / 4e9}}; // a 5 % step: no switch
   CHECK(fit.switch_point() == 0);
   fit.segments = {{1, 1e-6, 1 / 1e9}, {65536, 40e-6, 1 / 2e9}}; // 66.5 -> 72.8 us: 9 %, a bend
+  CHECK(fit.switch_point() == 0);
+}
+
+TEST_CASE("a switch is a step the sizes on both sides show, up or down", "[calibration]")
+{
+  calibration::PiecewiseFit fit;
+  // A bend in bandwidth without a step (1 us + s / 5 GB/s, then 20 GB/s from 57,000 B on), the
+  // sizes 49,152 and 57,344 either side: the later law extended back lies 11 % above the
+  // earlier one at 49,152 B, but the laws cross before 57,344 B. Reported as a switch before.
+  const double bend = 57000, a1 = 1e-6, b1 = 1 / 5e9, b2 = 1 / 20e9;
+  fit.segments = {{1, a1, b1, 49152}, {57344, a1 + bend * (b1 - b2), b2, 0}};
+  CHECK(fit.segments[1].at(49152) / fit.segments[0].at(49152) > 1.1);
+  CHECK(fit.switch_point() == 0);
+  // Down: an eager law of 1 us + s / 2 GB/s to 64 KiB, a faster protocol of 5 us + s / 10 GB/s
+  // from 80 KiB (33.8 -> 11.6 us at 64 KiB, 42.0 -> 13.2 us at 80 KiB). Never reported before.
+  fit.segments = {{1, 1e-6, 1 / 2e9, 65536}, {81920, 5e-6, 1 / 10e9, 0}};
+  CHECK(fit.switch_point() == 81920);
+  // The largest step wins, whichever way: up x 1.7 at 4 KiB, down x 3.3 at 80 KiB.
+  fit.segments = {{1, 1e-6, 1 / 2e9, 2048}, {4096, 2.5e-6, 1 / 2e9, 65536}, {81920, 5e-6, 1 / 10e9, 0}};
+  CHECK(fit.switch_point() == 81920);
+  // Up then down between the same sizes (the laws cross in the gap): none.
+  fit.segments = {{1, 1e-6, 1 / 1e9, 65536}, {131072, 80e-6, 1 / 4e9, 0}};
+  CHECK(fit.segments[1].at(65536) > 1.1 * fit.segments[0].at(65536));
+  CHECK(fit.segments[1].at(131072) < fit.segments[0].at(131072));
   CHECK(fit.switch_point() == 0);
 }
 

@@ -32,7 +32,25 @@ def test_fitter_turns_stencil_and_dgemm_traces_into_flops_per_cell(tmp_path, dge
     assert "note" not in q
 
 
+def test_dgemm_rows_of_the_largest_order_are_pooled_whatever_their_order(tmp_path):
+    """calib_dgemm --sizes 512,1024,1024 writes the largest order twice: only its first row
+    counted, so the rows' order set the speed (50 or 90 Gflop/s for the same trace)."""
+    speeds = []
+    for rows in ([[60.0] * 3, [50.0] * 3, [90.0] * 3], [[60.0] * 3, [90.0] * 3, [50.0] * 3]):
+        trace = tmp_path / "d.h5"
+        write_synthetic_dgemm(trace, [512.0, 1024.0, 1024.0], rows)
+        p = fitted(tmp_path, trace)
+        speeds.append(p["hosts"][0]["speed"])
+        q = p["quality"]["compute"][0]
+        assert q["size"] == 1024 and q["flops"] == 7e10
+        assert q["median_rel_spread"] == pytest.approx(20 / 70)  # over all six repetitions at 1024
+    assert speeds[0] == speeds[1] == "7e+10f"
+
+
 @pytest.mark.parametrize("sizes, gflops, message", [
+    # A (1, n) dataset was read as one size (the first) of n repetitions.
+    ([[256.0, 512.0, 1024.0]], [[70.0, 80.0, 90.0]], "dataset 'size' holds 3 values in 1 rows; expected one matrix "
+                                                      "order per row"),
     ([0.0, 256.0], [[10.0] * 3, [20.0] * 3], "dataset 'size' holds 0 at index 0; expected positive matrix orders"),
     ([-64.0], [[10.0] * 3], "dataset 'size' holds -64 at index 0"),
     ([256.0], np.zeros((1, 0)), "dataset 'gflops' has 1 rows of 0 values; expected 1 rows of repetitions"),

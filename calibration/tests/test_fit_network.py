@@ -59,7 +59,7 @@ def test_a_one_way_group_the_fitter_cannot_read_leaves_only_that_fit_out(tmp_pat
     assert res.returncode == 0, res.stderr
     q = json.loads(out.read_text())["quality"]["network"]
     assert "one_way_fit_not_applied" not in q
-    assert "one_way not fitted" in q["note"] and "expected positive times" in q["note"]
+    assert "one_way not fitted" in q["note"] and "expected times in seconds from 1e-12 to 1e6" in q["note"]
     assert "note (network): one_way not fitted" in res.stderr
     lat, bw = link_of(json.loads(out.read_text()))
     assert lat == pytest.approx(PP_LAT, rel=1e-6) and bw == pytest.approx(PP_BW, rel=1e-6)
@@ -328,7 +328,7 @@ def test_a_malformed_pingpong_trace_is_refused(tmp_path, flaw):
         g.create_dataset("round_trip", data=rt).attrs["unit"] = "s"
     res, out = calibrate(tmp_path, trace)
     assert res.returncode == 2
-    assert "bad.h5 (pingpong)" in res.stderr and ("rows" in res.stderr or "positive times" in res.stderr)
+    assert "bad.h5 (pingpong)" in res.stderr and ("rows" in res.stderr or "expected times in seconds from 1e-12" in res.stderr)
     assert not out.exists()
 
 
@@ -379,7 +379,15 @@ def test_a_bad_network_time_is_located(tmp_path):
         times[10, 2] = np.nan
         f["pingpong"]["round_trip"][...] = times
     assert (f"{trace} (pingpong): dataset 'round_trip' holds nan at index 32 (size 1024, repetition 2); "
-            "expected positive times in seconds") in refused(tmp_path, trace)
+            "expected times in seconds from 1e-12 to 1e6") in refused(tmp_path, trace)
+    # A time near the bottom of the double range took the fit's weights to infinity: a profile
+    # of latency 0, bandwidth 0 and R^2 -0.23, exit 0.
+    with h5py.File(trace, "a") as f:
+        times = f["pingpong"]["round_trip"][()]
+        times[10, 2] = 2e-160
+        f["pingpong"]["round_trip"][...] = times
+    assert (f"{trace} (pingpong): dataset 'round_trip' holds 2e-160 at index 32 (size 1024, repetition 2); "
+            "expected times in seconds from 1e-12 to 1e6") in refused(tmp_path, trace)
     with h5py.File(trace, "a") as f:
         del f["pingpong"]["round_trip"]
         f["pingpong"].create_dataset("round_trip", shape=(len(POWERS), 0)).attrs["unit"] = "s"
@@ -434,3 +442,32 @@ def test_empty_size_datasets_are_named(tmp_path):
     replace_datasets(stencil, "stencil", {"cells": (0,), "cell_rate": (0, 3)})
     assert (f"{stencil} (stencil): dataset 'cells' is empty; expected the cube sizes measured, one per row"
             in refused(tmp_path, stencil))
+
+
+QUARTERS = np.array(sorted({int(2 ** k * (1 + j / 4)) for k in range(25) for j in range(4)
+                            if 2 ** k * (1 + j / 4) <= 2 ** 24}), dtype=float)
+
+
+@pytest.mark.parametrize("bend, bandwidth", [(40000.0, 20e9), (57000.0, 20e9), (57000.0, 40e9)])
+def test_a_bend_in_bandwidth_without_a_step_is_no_switch(tmp_path, bend, bandwidth):
+    """1 us + s / 5 GB/s, then a faster bandwidth from `bend` on, continuous: the later law
+    extended back lay more than 10 % above the earlier one at the last size before the bend, and
+    a protocol switch (with its start-up past it) was reported where the time never steps."""
+    trace = tmp_path / "bend.h5"
+    write_synthetic_network(trace, QUARTERS, lambda s: np.where(s <= bend, 1e-6 + s / 5e9,
+                                                                1e-6 + bend / 5e9 + (s - bend) / bandwidth))
+    p = fitted(tmp_path, trace)
+    assert p["quality"]["network"]["protocol_switch"] == 0
+    assert not any("switch" in k for k in p["rates"])
+
+
+def test_a_switch_to_a_faster_protocol_is_found(tmp_path):
+    """An eager law of 1 us + s / 2 GB/s below 64 KiB, then 5 us + s / 10 GB/s: the time falls
+    from 33.8 to 11.6 us at the switch, which was never reported (only steps up were)."""
+    trace = tmp_path / "down.h5"
+    write_synthetic_network(trace, QUARTERS, lambda s: np.where(s < 65536, 1e-6 + s / 2e9, 5e-6 + s / 10e9))
+    p = fitted(tmp_path, trace)
+    q = p["quality"]["network"]
+    assert q["protocol_switch"] == 65536
+    assert p["rates"]["network_protocol_switch_inter_node"]["value"] == 65536
+    assert p["rates"]["network_latency_past_switch_inter_node"]["value"] == pytest.approx(5e-6, rel=1e-6)

@@ -25,10 +25,14 @@ struct PiecewiseFit {
   std::vector<Segment> segments; ///< increasing `from`; the first starts at the smallest size
   FitQuality quality;
   double at(double x) const;
-  /** Where the time steps up the most, relatively, from one segment to the next (both laws
-   *  evaluated at the last size of the first, else where the next begins), if by more than
+  /** Where the time steps the most, relatively, from one segment to the next, if by more than
    *  `jump`: a protocol switch such as eager to rendezvous; the next segment's first size, or
-   *  0 when none. */
+   *  0 when none. A step is where the data shows one: the two laws do not cross between the
+   *  last size of the first segment and the first of the next (at both, the later law is the
+   *  higher, or at both the lower). Up, it is measured at the last size of the first segment
+   *  (a new protocol's start-up); down (a faster protocol taking over late), at the first of
+   *  the next. Where the laws cross in between, the data cannot tell a switch from a bend in
+   *  bandwidth: none. Without `to` both are evaluated where the next segment begins. */
   double switch_point(double jump = 0.1) const;
 };
 
