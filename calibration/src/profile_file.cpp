@@ -21,7 +21,9 @@ void check_profile_path(const std::vector<std::string>& paths, const std::string
 
 void write_profile(const nlohmann::ordered_json& profile, const std::string& out)
 {
-  simcore::write_file_atomically(out, profile.dump(2) + "\n");
+  // Text from a trace that is not UTF-8 (a CPU model from an odd /proc, a group's name) is kept
+  // with U+FFFD in its place, as the JSON form of a trace keeps it; it stopped the fit before.
+  simcore::write_file_atomically(out, profile.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
 }
 
 } // namespace calibration

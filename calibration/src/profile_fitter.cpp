@@ -1,6 +1,7 @@
 #include "calibration/profile_fitter.hpp"
 #include "calibration/stencil_fit.hpp"
 #include "calibration/trace_file.hpp"
+#include "calibration/trace_json.hpp"
 #include "copy_samples.hpp"
 #include "dgemm_samples.hpp"
 #include "fit_support.hpp"
@@ -213,11 +214,17 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
   std::vector<std::string> types;
   std::map<std::string, nlohmann::ordered_json> type_rates, type_quality;
   TypeConfigurations configs; // the CPU configurations each host type's traces name
+  // A run given twice in two forms (a trace and its conversion to JSON, or back) has other
+  // bytes: its contents, in one form, tell.
+  std::map<std::string, std::string> by_contents;
   for (std::size_t pi = 0; pi < paths.size(); pi++) {
     const std::string& path = paths[pi];
     const std::string match =
         pi < options.host_match.size() && !options.host_match[pi].empty() ? options.host_match[pi] : ".*";
     const Trace t = read_trace(path);
+    if (const auto [it, fresh] = by_contents.emplace(simcore::sha256_hex(trace_to_json_text(t)), path); !fresh)
+      throw simcore::InputError(path, "the same run as " + it->second + " (the same contents in another form, as "
+                                      "calib_trace_convert writes it); expected each trace once, one per node measured");
     if (std::find(types.begin(), types.end(), match) == types.end() &&
         std::any_of(t.benchmarks.begin(), t.benchmarks.end(),
                     [](const auto& b) {

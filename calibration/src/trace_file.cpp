@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -19,6 +20,29 @@ namespace fs = std::filesystem;
 namespace calibration {
 
 namespace {
+
+/** HDF5's automatic error printing off for the object's life. */
+struct QuietHdf5 {
+  H5E_auto2_t func = nullptr;
+  void* data = nullptr;
+  QuietHdf5() { H5Eget_auto2(H5E_DEFAULT, &func, &data), H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func, data); }
+  QuietHdf5(const QuietHdf5&) = delete;
+  QuietHdf5& operator=(const QuietHdf5&) = delete;
+};
+
+/** Closes the HDF5 object it holds, on any way out. */
+struct Hdf5Handle {
+  hid_t id;
+  herr_t (*close)(hid_t);
+  ~Hdf5Handle()
+  {
+    if (id >= 0)
+      close(id);
+  }
+  Hdf5Handle(const Hdf5Handle&) = delete;
+  Hdf5Handle& operator=(const Hdf5Handle&) = delete;
+};
 
 void check(herr_t rc, const std::string& what)
 {
@@ -103,6 +127,11 @@ std::map<std::string, std::string> read_attributes(hid_t loc, const char* obj, c
       H5Tclose(mem);
       v.resize(v.find('\0') == std::string::npos ? v.size() : v.find('\0'));
       out[name] = v;
+    } else if (cls == H5T_INTEGER && H5Tget_sign(t) == H5T_SGN_NONE) { // kept exactly up to 2^64 - 1
+      unsigned long long v = 0;
+      if (H5Aread(a, H5T_NATIVE_ULLONG, &v) < 0)
+        error = "attribute '" + name + "' cannot be read as an integer" + expected;
+      out[name] = std::to_string(v);
     } else if (cls == H5T_INTEGER) {
       long long v = 0;
       if (H5Aread(a, H5T_NATIVE_LLONG, &v) < 0)
@@ -136,9 +165,10 @@ std::map<std::string, std::string> read_attributes(hid_t loc, const char* obj, c
  *  of it, or fail deep in HDF5). */
 void check_name(const std::string& path, const std::string& what, const std::string& name)
 {
-  if (name.empty() || name == "." || name.find('/') != std::string::npos)
-    throw simcore::InputError(path, what + " '" + name + "'; expected a name that is not empty, not '.', "
-                                           "without '/'");
+  if (name.empty() || name == "." || name.find('/') != std::string::npos || name.find('\0') != std::string::npos)
+    throw simcore::InputError(path, what + " '" + name.substr(0, name.find('\0')) +
+                                        (name.find('\0') != std::string::npos ? "\\0...'" : "'") +
+                                        "; expected a name that is not empty, not '.', without '/' or a NUL byte");
 }
 
 /** Refuses a trace that HDF5 cannot store as it stands, before any file is created. */
@@ -173,36 +203,67 @@ void write_trace(const std::string& path, const Trace& trace)
     return write_trace_json(path, trace);
   const fs::path target = simcore::file_to_replace(path);
   const std::string tmp = target.string() + ".tmp." + std::to_string(getpid());
-  H5E_auto2_t old_func = nullptr;
-  void* old_data = nullptr;
-  H5Eget_auto2(H5E_DEFAULT, &old_func, &old_data);
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); // a folder that is not there: our message, not HDF5's stack
+  // HDF5 1.10 crashes inside a write that fails for want of room (a full disk, a file size
+  // limit): the room is checked first, from above (its values, and 4 KiB an object).
+  std::uintmax_t need = 64 * 1024;
+  for (const auto& [name, b] : trace.benchmarks) {
+    need += 4096 * (1 + b.parameters.size() + b.datasets.size());
+    for (const auto& [dname, d] : b.datasets)
+      need += 8 * d.values.size() + d.unit.size();
+  }
+  for (const auto& [k, v] : trace.attributes)
+    need += 4096 + v.size();
+  std::error_code space_ec;
+  const auto space = fs::space(target.parent_path().empty() ? fs::path(".") : target.parent_path(), space_ec);
+  struct rlimit limit {};
+  const bool limited = getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
+  if ((!space_ec && space.available < need) || (limited && limit.rlim_cur < need))
+    throw simcore::InputError(path, "cannot write the trace file: it needs up to " + std::to_string(need) +
+                                        " bytes, and " +
+                                        std::to_string(limited && (space_ec || limit.rlim_cur < space.available)
+                                                           ? static_cast<std::uintmax_t>(limit.rlim_cur)
+                                                           : space.available) +
+                                        " may be written there; expected a path with room for it");
+  // HDF5's own error printing stays off while the file is written (a folder that is not there,
+  // a full disk): every failure becomes one message naming the file, and every handle is
+  // closed on the way out (one left open crashed HDF5 as the program ended).
+  const QuietHdf5 quiet;
   hid_t f = H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  H5Eset_auto2(H5E_DEFAULT, old_func, old_data);
   if (f < 0)
     throw simcore::InputError(path, "cannot create the trace file; expected a writable path");
   try {
     for (const auto& [k, v] : trace.attributes)
       set_text(f, "/", k, v);
     for (const auto& [name, b] : trace.benchmarks) {
-      hid_t g = H5Gcreate2(f, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-      check(g, "group " + name);
+      const Hdf5Handle g{H5Gcreate2(f, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
+      check(g.id, "group " + name);
       for (const auto& [k, v] : b.parameters)
-        set_text(g, ".", k, v);
+        set_text(g.id, ".", k, v);
       for (const auto& [dname, d] : b.datasets) {
         std::vector<hsize_t> dims(d.shape.begin(), d.shape.end());
-        check(H5LTmake_dataset_double(g, dname.c_str(), static_cast<int>(dims.size()), dims.data(), d.values.data()),
-              "dataset " + dname);
-        set_text(g, dname.c_str(), "unit", d.unit);
+        check(H5LTmake_dataset_double(g.id, dname.c_str(), static_cast<int>(dims.size()), dims.data(),
+                                      d.values.data()),
+              "dataset " + dname + " of " + name);
+        set_text(g.id, dname.c_str(), "unit", d.unit);
       }
-      H5Gclose(g);
     }
+    check(H5Fflush(f, H5F_SCOPE_GLOBAL), "the file's contents");
+  } catch (const simcore::InternalError& e) {
+    H5Fclose(f);
+    fs::remove(tmp);
+    // HDF5 fails a write where the disk is full or the file too large for its limit.
+    throw simcore::InputError(path, std::string("cannot write the trace file (") + e.what() +
+                                        "); expected a writable path with room for it");
   } catch (...) {
     H5Fclose(f);
     fs::remove(tmp);
     throw;
   }
-  H5Fclose(f);
+  if (H5Fclose(f) < 0) {
+    fs::remove(tmp);
+    throw simcore::InputError(path, "cannot write the trace file (HDF5: closing it); expected a writable path with "
+                                    "room for it");
+  }
   std::error_code ec;
   fs::rename(tmp, target, ec);
   if (ec) {
@@ -212,6 +273,35 @@ void write_trace(const std::string& path, const Trace& trace)
 }
 
 namespace {
+
+/** The most values a dataset of a trace may hold (as the JSON form's reader allows). */
+constexpr std::size_t kMostTraceValues = std::size_t{1} << 32;
+
+std::string shape_text(const std::vector<hsize_t>& dims)
+{
+  std::string out = "(";
+  for (std::size_t i = 0; i < dims.size(); i++)
+    out += (i ? ", " : "") + std::to_string(dims[i]);
+  return out + ")";
+}
+
+/** The name of link `i` of group `loc`, whole (names of 256 bytes and more were cut, and two
+ *  such names read as one); a link other than a hard one (soft, external: another file, or a
+ *  FIFO, which blocked the read) refused, naming `where` and `in`. */
+std::string link_name(hid_t loc, hsize_t i, const std::string& where, const std::string& in)
+{
+  const ssize_t len = H5Lget_name_by_idx(loc, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+  if (len < 0)
+    throw simcore::InputError(where, "link " + std::to_string(i) + " of the " + in + " cannot be read");
+  std::string name(static_cast<std::size_t>(len), '\0');
+  H5Lget_name_by_idx(loc, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size() + 1, H5P_DEFAULT);
+  H5L_info_t info{};
+  if (H5Lget_info(loc, name.c_str(), &info, H5P_DEFAULT) < 0 || info.type != H5L_TYPE_HARD)
+    throw simcore::InputError(where, "'" + name + "' in the " + in + " is a " +
+                                         (info.type == H5L_TYPE_SOFT ? "soft link" : info.type == H5L_TYPE_EXTERNAL ? "link to another file" : "link of another kind") +
+                                         "; expected the groups and datasets themselves");
+  return name;
+}
 
 /** What the link `name` of `loc` leads to (H5O_TYPE_UNKNOWN where it cannot be told). */
 H5O_type_t object_type(hid_t loc, const char* name)
@@ -230,23 +320,13 @@ Trace read_trace(const std::string& path)
     throw simcore::InputError(path, "is a folder; expected a calibration trace file");
   if (is_json_trace_path(path))
     return read_trace_json(path);
+  // A FIFO or a device would block the read, or never end.
+  if (!fs::is_regular_file(path))
+    throw simcore::InputError(path, "is not a regular file; expected a calibration trace file");
   // HDF5's own error printing stays off while the file is read: every failure becomes one of
   // our messages, naming the file and the object.
-  struct Quiet {
-    H5E_auto2_t func = nullptr;
-    void* data = nullptr;
-    Quiet() { H5Eget_auto2(H5E_DEFAULT, &func, &data), H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
-    ~Quiet() { H5Eset_auto2(H5E_DEFAULT, func, data); }
-  } quiet;
-  struct Handle { // closes what it holds, on any way out
-    hid_t id;
-    herr_t (*close)(hid_t);
-    ~Handle()
-    {
-      if (id >= 0)
-        close(id);
-    }
-  };
+  const QuietHdf5 quiet;
+  using Handle = Hdf5Handle;
   const Handle f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
   if (f.id < 0)
     throw simcore::InputError(path, "is not an HDF5 file; expected a calibration trace");
@@ -258,11 +338,11 @@ Trace read_trace(const std::string& path)
   H5G_info_t ginfo;
   H5Gget_info(f.id, &ginfo);
   for (hsize_t i = 0; i < ginfo.nlinks; i++) {
-    char name[256];
-    H5Lget_name_by_idx(f.id, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT);
+    const std::string name = link_name(f.id, i, path, "root");
     Benchmark b;
     b.name = name;
-    const Handle g{object_type(f.id, name) == H5O_TYPE_GROUP ? H5Gopen2(f.id, name, H5P_DEFAULT) : -1, H5Gclose};
+    const Handle g{object_type(f.id, name.c_str()) == H5O_TYPE_GROUP ? H5Gopen2(f.id, name.c_str(), H5P_DEFAULT) : -1,
+                   H5Gclose};
     if (g.id < 0)
       throw simcore::InputError(path, "'" + b.name + "' at the root is not a group; expected one group per "
                                                      "benchmark, holding its datasets");
@@ -270,9 +350,9 @@ Trace read_trace(const std::string& path)
     H5G_info_t di;
     H5Gget_info(g.id, &di);
     for (hsize_t k = 0; k < di.nlinks; k++) {
-      char dname[256];
-      H5Lget_name_by_idx(g.id, ".", H5_INDEX_NAME, H5_ITER_INC, k, dname, sizeof dname, H5P_DEFAULT);
       const std::string where = path + " (" + b.name + ")";
+      const std::string dname_text = link_name(g.id, k, where, "group '" + b.name + "'");
+      const char* dname = dname_text.c_str();
       const std::string expected = "; expected a dataset of numbers with 1 or 2 dimensions";
       if (object_type(g.id, dname) != H5O_TYPE_DATASET)
         throw simcore::InputError(where, "'" + std::string(dname) + "' is not a dataset" + expected);
@@ -289,7 +369,10 @@ Trace read_trace(const std::string& path)
         throw simcore::InputError(where, "dataset '" + std::string(dname) + "' does not hold numbers" + expected);
       Dataset d;
       std::size_t n = 1;
-      for (auto x : dims) {
+      for (auto x : dims) { // a shape whose product wraps past 2^64 once read as 9 values
+        if (x != 0 && n > kMostTraceValues / static_cast<std::size_t>(x))
+          throw simcore::InputError(where, "dataset '" + std::string(dname) + "' of shape " + shape_text(dims) +
+                                               " is too large; expected fewer than 2^32 values");
         d.shape.push_back(static_cast<std::size_t>(x));
         n *= static_cast<std::size_t>(x);
       }

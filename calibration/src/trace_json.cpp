@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <limits>
 #include <sstream>
 #include <unistd.h>
@@ -122,15 +123,39 @@ std::string trace_to_json_text(const Trace& trace)
   return root.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
+namespace {
+
+/** `text` parsed, and the first key given twice in one object ("" if none): nlohmann keeps the
+ *  last of them silently. */
+json parse_noting_duplicates(const std::string& text, std::string& duplicate)
+{
+  std::vector<std::set<std::string>> seen;
+  return json::parse(text, [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start)
+      seen.emplace_back();
+    else if (event == json::parse_event_t::object_end && !seen.empty())
+      seen.pop_back();
+    else if (event == json::parse_event_t::key && !seen.empty() && !seen.back().insert(parsed.get<std::string>()).second &&
+             duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  });
+}
+
+} // namespace
+
 Trace trace_from_json_text(const std::string& text, const std::string& where)
 {
   json root;
+  std::string duplicate;
   try {
-    root = json::parse(text);
+    root = parse_noting_duplicates(text, duplicate);
   } catch (const json::exception& e) { // parse_error, out_of_range (a number beyond a double)
     throw simcore::InputError(where, std::string("not JSON that a trace can hold (") + e.what() +
                                          "); expected a calibration trace");
   }
+  if (!duplicate.empty())
+    throw simcore::InputError(where, "the key '" + duplicate + "' twice in one object; expected each name once");
   if (!root.is_object())
     throw simcore::InputError(where, std::string("the document is ") + root.type_name() + "; expected an object");
   Trace t;
@@ -157,6 +182,13 @@ Trace trace_from_json_text(const std::string& text, const std::string& where)
 void write_trace_json(const std::string& path, const Trace& trace)
 {
   const std::string text = trace_to_json_text(trace); // before any file exists
+  // Two names that differ only in bytes that are not UTF-8 become one once those are replaced
+  // by U+FFFD: one of them would be lost when the file is read back.
+  std::string duplicate;
+  parse_noting_duplicates(text, duplicate);
+  if (!duplicate.empty())
+    throw simcore::InputError(path, "two names read '" + duplicate + "' once their bytes that are not UTF-8 are "
+                                    "replaced; expected names that stay apart in JSON");
   const std::filesystem::path target = simcore::file_to_replace(path);
   const std::string tmp = target.string() + ".tmp." + std::to_string(getpid());
   {

@@ -156,7 +156,7 @@ def test_what_is_no_trace_is_not_taken_for_a_copy(tmp_path):
     assert f"{e1}: is not an HDF5 file; expected a calibration trace" in refused(tmp_path, e1, e2)
     res = subprocess.run(["bash", "-c", 'ulimit -v 1000000 && exec "$@"', "sh", str(SIMCORE), "calibrate", "/dev/zero",
                           "-o", str(tmp_path / "p.json")], capture_output=True, text=True, timeout=60)
-    assert res.returncode == 2 and "/dev/zero: is not an HDF5 file; expected a calibration trace" in res.stderr
+    assert res.returncode == 2 and "/dev/zero: is not a regular file; expected a calibration trace file" in res.stderr
 
 
 def test_a_group_no_part_reads_is_noted(tmp_path):
@@ -367,3 +367,138 @@ def test_malformed_hdf5_traces_are_refused_naming_the_object(tmp_path, make, mes
     assert "HDF5-DIAG" not in res.stderr and not out.exists()
     res, profile = calibrate(tmp_path, src)
     assert res.returncode == 2 and message in res.stderr and not profile.exists()
+
+
+def _convert(src, out):
+    return subprocess.run([str(BIN / "calib_trace_convert"), str(src), "-o", str(out)], capture_output=True, text=True)
+
+
+def test_a_shape_whose_product_wraps_is_refused(tmp_path):
+    """25 x 737,869,762,948,382,065 values wrap past 2^64 to 9: the reader allocated 9 and the
+    fitter read past them (a segfault); the converter wrote the shape into JSON, exit 0."""
+    trace = tmp_path / "wrap.h5"
+    with synthetic_trace(trace) as f:
+        g = f.create_group("pingpong")
+        g.attrs["placement"] = "inter-node"
+        g.create_dataset("size", data=POWERS).attrs["unit"] = "B"
+        g.create_dataset("round_trip", shape=(25, 2 ** 64 // 25 + 1), dtype="f8", chunks=(1, 1),
+                         fillvalue=1e-5).attrs["unit"] = "s"
+    message = "dataset 'round_trip' of shape (25, 737869762948382065) is too large; expected fewer than 2^32 values"
+    assert message in refused(tmp_path, trace)
+    res = _convert(trace, tmp_path / "wrap.json")
+    assert res.returncode == 2 and message in res.stderr and not (tmp_path / "wrap.json").exists()
+
+
+def test_names_of_256_bytes_and_more_are_read_whole(tmp_path):
+    """Names were read into 256 bytes: two groups of 256 bytes that differ in the last one read
+    as one, the first one's data twice, exit 0."""
+    trace = tmp_path / "long.h5"
+    with synthetic_trace(trace) as f:
+        for suffix, value in (("A", 1.0), ("B", 2.0)):
+            g = f.create_group("x" * 255 + suffix)
+            g.create_dataset("v" * 300, data=[value]).attrs["unit"] = ""
+    out = tmp_path / "long.json"
+    assert _convert(trace, out).returncode == 0
+    doc = json.loads(out.read_text())["benchmarks"]
+    assert {k: v["datasets"]["v" * 300]["values"] for k, v in doc.items()} == {"x" * 255 + "A": [1.0],
+                                                                             "x" * 255 + "B": [2.0]}
+
+
+@pytest.mark.parametrize("link, kind", [("soft", "soft link"), ("external", "link to another file")])
+def test_links_are_refused_not_followed(tmp_path, link, kind):
+    """An external link was followed (to another file's group, or to a FIFO, where the fit hung)."""
+    other = tmp_path / "other.h5"
+    write_synthetic_stream(other, 1e10, 1e10)
+    trace = tmp_path / "linked.h5"
+    write_synthetic_stream(trace, 2e10, 2e10)
+    with h5py.File(trace, "a") as f:
+        f["alias"] = h5py.SoftLink("/stream") if link == "soft" else h5py.ExternalLink(str(other), "/stream")
+    assert f"{trace}: 'alias' in the root is a {kind}; expected the groups and datasets themselves" in \
+        refused(tmp_path, trace)
+
+
+def test_a_trace_that_is_no_regular_file_is_refused(tmp_path):
+    """A FIFO given as a trace blocked the fit forever."""
+    fifo = tmp_path / "fifo.h5"
+    os.mkfifo(fifo)
+    assert f"{fifo}: is not a regular file; expected a calibration trace file" in refused(tmp_path, fifo)
+
+
+def test_unsigned_64_bit_attributes_are_kept_exactly(tmp_path):
+    """2^64 - 1 read back as 2^63 - 1."""
+    trace = tmp_path / "u.h5"
+    write_synthetic_stream(trace, 1e10, 1e10)
+    with h5py.File(trace, "a") as f:
+        f["stream"].attrs["count"] = np.uint64(2 ** 64 - 1)
+    out = tmp_path / "u.json"
+    assert _convert(trace, out).returncode == 0
+    assert json.loads(out.read_text())["benchmarks"]["stream"]["parameters"]["count"] == str(2 ** 64 - 1)
+
+
+def test_names_json_cannot_keep_apart_are_refused(tmp_path):
+    """Groups b"g\\xff" and b"g\\xfe" both became "g\\ufffd" in JSON: one was lost when read back."""
+    trace = tmp_path / "two.h5"
+    with synthetic_trace(trace) as f:
+        for name, value in ((b"g\xff", 1.0), (b"g\xfe", 2.0)):
+            f.create_group(name).create_dataset("v", data=[value]).attrs["unit"] = ""
+    res = _convert(trace, tmp_path / "two.json")
+    assert res.returncode == 2 and "two names read 'g\ufffd' once their bytes that are not UTF-8 are replaced" in \
+        res.stderr, res.stderr
+    assert not (tmp_path / "two.json").exists()
+    # A JSON trace that gives a name twice is refused too (the last one was kept, silently).
+    src = tmp_path / "twice.json"
+    src.write_text('{"attributes": {"schema": "simcore-calibration-trace/1"}, "benchmarks": {'
+                   '"g": {"parameters": {}, "datasets": {}}, "g": {"parameters": {}, "datasets": {}}}}')
+    assert "the key 'g' twice in one object; expected each name once" in refused(tmp_path, src)
+
+
+def test_text_that_is_not_utf8_reaches_the_profile_replaced(tmp_path):
+    """A CPU model of b"AMD \\xff EPYC" stopped the fit with an internal JSON error, exit 1."""
+    trace = tmp_path / "s.h5"
+    write_synthetic_stream(trace, 1e10, 2e10)
+    with h5py.File(trace, "a") as f:
+        f.attrs["cpu_model"] = np.bytes_(b"AMD \xff EPYC")
+    p = fitted(tmp_path, trace)
+    assert p["rates"]["memcpy_bandwidth"]["value"] > 0
+
+
+def test_a_trace_without_room_to_write_is_refused_before_hdf5_fails(tmp_path):
+    """HDF5 1.10 crashed inside a write that failed for want of room (here a file size limit
+    standing in for a full disk), after printing its error stack."""
+    import resource
+    import signal
+    src = tmp_path / "s.json"
+    trace = tmp_path / "s.h5"
+    write_synthetic_stream(trace, 1e10, 2e10)
+    assert _convert(trace, src).returncode == 0
+    out = tmp_path / "out.h5"
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+    res = subprocess.run([str(BIN / "calib_trace_convert"), str(src), "-o", str(out)], capture_output=True, text=True,
+                         preexec_fn=limit)
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    assert f"{out}: cannot write the trace file: it needs up to" in res.stderr and "HDF5-DIAG" not in res.stderr
+    assert not out.exists() and not list(tmp_path.glob("out.h5.tmp.*"))
+
+
+def test_a_run_given_as_a_trace_and_its_conversion_is_refused(tmp_path):
+    """The same run in two forms has other bytes: it counted as two nodes."""
+    trace = tmp_path / "s.h5"
+    write_synthetic_stream(trace, 1e10, 2e10)
+    converted = tmp_path / "s.json"
+    assert _convert(trace, converted).returncode == 0
+    assert f"{converted}: the same run as {trace} (the same contents in another form" in \
+        refused(tmp_path, trace, converted)
+
+
+def test_a_name_with_a_nul_byte_is_refused_when_converted(tmp_path):
+    """HDF5 keeps a name up to its NUL: "x\\u0000y" was stored as "x", silently."""
+    src = tmp_path / "nul.json"
+    src.write_text(json.dumps({"attributes": {"schema": "simcore-calibration-trace/1"}, "benchmarks": {
+        "g": {"parameters": {}, "datasets": {"x\u0000y": {"unit": "", "shape": [1], "values": [1]}}}}}))
+    res = _convert(src, tmp_path / "nul.h5")
+    assert res.returncode == 2 and "expected a name that is not empty, not '.', without '/' or a NUL byte" in \
+        res.stderr, res.stderr
+    assert not (tmp_path / "nul.h5").exists()
