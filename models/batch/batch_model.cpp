@@ -367,7 +367,7 @@ simcore::ModelInfo make_info()
               ParamSpec::integer("repeat", 1, "the trace repeated, shifted by its span each time").within(1, 1e6),
               ParamSpec::string("hosts", ".*", "regular expression: the nodes"),
               ParamSpec::integer("nodes", 0, "nodes (0: every matching host)").at_least(0),
-              ParamSpec::integer("cores_per_node", 0, "cores per node (0: the host's)").at_least(0),
+              ParamSpec::integer("cores_per_node", 0, "cores per node (0: the host's)").within(0, 1 << 20),
               ParamSpec::choice("allocation", {"cores", "nodes"}, "cores", "jobs share nodes, or get whole nodes"),
               ParamSpec::choice("policy", {"fcfs", "easy", "conservative"}, "easy", "backfilling"),
               ParamSpec::choice("priority", {"fcfs", "multifactor"}, "fcfs", "queue order"),

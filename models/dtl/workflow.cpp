@@ -106,6 +106,10 @@ Stream read_stream(const Source& src, const std::string& name)
   }
 
   const auto& stride = v.get_int_list("decimation");
+  if (stride.size() > static_cast<std::size_t>(kMaxDims)) // before it fills the strides (it wrote past them)
+    throw src.error("decimation", src.what("decimation") + " has " + std::to_string(stride.size()) +
+                                      " values; expected one stride per dimension of the variable, at most " +
+                                      std::to_string(kMaxDims));
   for (std::size_t d = 0; d < stride.size(); d++)
     s.reduction.stride[d] = stride[d];
   s.reduction.compression_ratio = v.get_double("compression_ratio");

@@ -111,6 +111,7 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& raw, const std:
       if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) ||
           text.find_first_of("xX") != std::string::npos)
         throw InputError(where, what + " = '" + raw + "' is not a number; expected a real number such as 0.5 or 1e-3");
+      check_not_subnormal(v, raw, where);
       check_range(spec, v, text, where);
       return v;
     }

@@ -2,6 +2,7 @@
 #include "simcore/error.hpp"
 
 #include <pugixml.hpp>
+#include <xbt/config.hpp>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -37,6 +38,18 @@ void precheck_platform(const std::string& path)
   if (!doctype)
     throw InputError(path, "no <!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\"> line; SimGrid's "
                            "parser needs it after the <?xml?> line");
+  // SimGrid's Constant network model aborts the process on the first link the platform makes.
+  if (simgrid::config::get_value<std::string>("network/model") == "Constant")
+    for (const auto* kind : {"link", "cluster", "cabinet", "backbone", "peer"})
+      if (const auto node = doc.select_node((std::string("//") + kind).c_str()); node) {
+        std::ifstream in(path, std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const auto offset = static_cast<std::size_t>(node.node().offset_debug());
+        const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(std::min(offset, text.size())), '\n');
+        throw InputError(path + ":" + std::to_string(line),
+                         std::string("<") + kind + "> under network/model Constant, which has no links; expected a "
+                                                   "platform without links (routing=\"None\") or another network model");
+      }
 }
 
 } // namespace
@@ -189,24 +202,39 @@ nlohmann::ordered_json describe_platform(const simgrid::s4u::Engine& engine)
 
 void check_simgrid_config_item(const std::string& name, const std::string& value, const std::string& where)
 {
-  if (name == "network/loopback-bw" || name == "network/loopback-lat") {
-    const bool bandwidth = name == "network/loopback-bw";
+  // Numbers SimGrid takes and then aborts on (a loopback bandwidth or factor of 0, a stack of
+  // 0 KiB, a negative precision), silently misreads (a negative latency, as 0) or runs forever
+  // with (a timing precision of 0): each within what a simulation can use.
+  struct Range {
+    double least, most;
+    const char* what;
+  };
+  static const std::map<std::string, Range> numbers{
+      {"network/loopback-bw", {1, 1e18, "a bandwidth from 1 to 1e18 B/s, in B/s"}},
+      {"network/loopback-lat", {0, 1e6, "a latency from 0 to 1e6 s, in s"}},
+      {"network/latency-factor", {1e-12, 1e12, "a factor from 1e-12 to 1e12"}},
+      {"network/bandwidth-factor", {1e-12, 1e12, "a factor from 1e-12 to 1e12"}},
+      {"maxmin/precision", {1e-15, 0.1, "a precision from 1e-15 to 0.1"}},
+      {"surf/precision", {1e-15, 1e-3, "a precision from 1e-15 to 1e-3 s"}},
+      {"contexts/stack-size", {16, 1048576, "a stack size from 16 to 1048576 KiB"}}};
+  if (const auto range = numbers.find(name); range != numbers.end()) {
     char* end = nullptr;
     const double v = std::strtod(value.c_str(), &end);
     const bool number = !value.empty() && end == value.c_str() + value.size() &&
                         value.find_first_of("xX") == std::string::npos &&
                         !std::isspace(static_cast<unsigned char>(value.front()));
-    if (!number || !(bandwidth ? v >= 1 && v <= 1e18 : v >= 0 && v <= 1e6))
-      throw InputError(where, "SimGrid configuration '" + name + "' = '" + value + "'; expected " +
-                                  (bandwidth ? "a bandwidth from 1 to 1e18 B/s, in B/s" : "a latency from 0 to 1e6 s, in s"));
+    if (!number || !(v >= range->second.least && v <= range->second.most))
+      throw InputError(where, "SimGrid configuration '" + name + "' = '" + value + "'; expected " + range->second.what);
     return;
   }
-  // SimGrid 3.32's choices (--help-models); cpu/optim it checks itself when set.
+  // SimGrid 3.32's choices (--help-models), but ns-3, whose network model needs a platform of
+  // its own (SimGrid's ns-3 build crashed on ours with a floating-point exception).
   static const std::map<std::string, std::vector<std::string>> choices{
       {"host/model", {"default", "compound", "ptask_L07"}},
       {"cpu/model", {"Cas01"}},
-      {"network/model", {"LV08", "Constant", "SMPI", "IB", "CM02", "ns-3"}},
+      {"network/model", {"LV08", "Constant", "SMPI", "IB", "CM02"}},
       {"network/optim", {"Lazy", "TI", "Full"}},
+      {"cpu/optim", {"Lazy", "TI", "Full"}},
       {"disk/model", {"default"}}};
   const auto it = choices.find(name);
   if (it == choices.end() || std::find(it->second.begin(), it->second.end(), value) != it->second.end())

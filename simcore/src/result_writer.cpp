@@ -3,7 +3,9 @@
 #include "simcore/file_to_replace.hpp"
 
 #include <hdf5.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -142,12 +144,33 @@ void write_file_atomically(const std::string& path, const std::string& text)
 void remove_result(const std::string& dir)
 {
   std::error_code ec;
+  // The tables the previous run wrote as CSV (its summary names them): stale beside a new
+  // result, or beside none once this run fails.
+  std::vector<std::string> csv;
+  try {
+    std::ifstream in(fs::path(dir) / "summary.json", std::ios::binary);
+    if (in) {
+      const auto previous = nlohmann::json::parse(in, nullptr, false);
+      if (previous.is_object() && previous.contains("outputs") && previous["outputs"].is_object() &&
+          previous["outputs"].contains("csv") && previous["outputs"]["csv"].is_array())
+        for (const auto& name : previous["outputs"]["csv"])
+          if (name.is_string() && name.get<std::string>().find('/') == std::string::npos &&
+              fs::path(name.get<std::string>()).extension() == ".csv")
+            csv.push_back(name.get<std::string>());
+    }
+  } catch (const std::exception&) { // a summary that cannot be read names no table
+  }
   fs::remove(fs::path(dir) / "summary.json", ec); // first: without it a folder holds no result
+  for (const auto& name : csv)
+    fs::remove(fs::path(dir) / name, ec);
   fs::remove(fs::path(dir) / "trace.h5", ec);
   // Temporary files of killed runs.
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.rfind("summary.json.tmp.", 0) == 0 || name.rfind("trace.h5.tmp.", 0) == 0)
+    const bool csv_tmp = std::any_of(csv.begin(), csv.end(), [&name](const std::string& c) {
+      return name.rfind(c + ".tmp.", 0) == 0;
+    });
+    if (name.rfind("summary.json.tmp.", 0) == 0 || name.rfind("trace.h5.tmp.", 0) == 0 || csv_tmp)
       fs::remove(it->path(), ec);
   }
 }

@@ -1,6 +1,7 @@
 #include "simcore/runner.hpp"
 #include "simcore/calibration_profile.hpp"
 #include "simcore/error.hpp"
+#include "simcore/file_to_replace.hpp"
 #include "simcore/model.hpp"
 #include "simcore/model_registry.hpp"
 #include "simcore/network_factors.hpp"
@@ -22,6 +23,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
+#include <vector>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -153,6 +157,10 @@ void check_output_dir(const std::string& dir)
     throw InputError(dir, "output folder: '" + p.string() + "' is not a directory; expected a folder path");
   if (::access(p.c_str(), W_OK | X_OK) != 0)
     throw InputError(dir, "output folder: '" + p.string() + "' is not writable; expected a writable folder");
+  // A result file's place taken by a folder (or a device) is found now, not after the run.
+  if (fs::is_directory(dir, ec))
+    for (const char* name : {"summary.json", "trace.h5"})
+      file_to_replace((fs::path(dir) / name).string());
 }
 
 /** An exception escaping an actor that was not created through SimContext::create_actor
@@ -206,6 +214,20 @@ void prepare(Prepared& p, const Scenario& scenario, const RunOptions& options)
   if (!scenario.calibration_path().empty())
     p.profile = CalibrationProfile::load(scenario.calibration_path());
 
+  // SimGrid aborts the process on a --log item it cannot parse ("foo", "a.b.thres:debug").
+  static const std::regex log_item("[A-Za-z0-9_]+\\.(thres|threshold|fmt|layout|app|appender|add|additivity):\\S+");
+  for (const auto& a : options.simgrid_args)
+    if (a.rfind("--log=", 0) == 0) {
+      std::istringstream items(a.substr(6));
+      std::vector<std::string> list;
+      for (std::string item; items >> item;)
+        list.push_back(item);
+      for (const auto& item : list)
+        if (!(item == "no_loc" && list.size() == 1) && !std::regex_match(item, log_item))
+          throw InputError("command line", "'" + a + "': item '" + item + "'; expected CATEGORY.thres:LEVEL (or "
+                                           "CATEGORY.fmt:, .app:, .add: VALUE) items separated by blanks, or "
+                                           "--log=no_loc alone");
+    }
   p.args = {"simcore", "--log=xbt_cfg.thres:warning"};
   p.args.insert(p.args.end(), options.simgrid_args.begin(), options.simgrid_args.end());
   for (auto& a : p.args)
@@ -336,6 +358,11 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   summary["outputs"] = {{"dir", std::filesystem::absolute(out).lexically_normal().string()},
                         {"summary", "summary.json"},
                         {"trace", scenario.write_trace() ? "trace.h5" : ""}};
+  if (scenario.write_csv()) { // named, so that the next run in this folder removes them first
+    summary["outputs"]["csv"] = nlohmann::ordered_json::array();
+    for (const auto& table : results.tables())
+      summary["outputs"]["csv"].push_back(table.name() + ".csv");
+  }
   summary["wall_time"] = std::chrono::duration<double>(Clock::now() - wall_start).count();
   summary["simulation_wall_time"] = sim_wall;
   summary["peak_memory_bytes"] = peak_memory_bytes();

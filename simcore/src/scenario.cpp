@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <regex>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -142,6 +143,9 @@ Scenario Scenario::load(const std::string& path_arg)
   std::error_code ec;
   // Resolve symbolic links, so that "../" in the file means what the operating system means.
   fs::path path = fs::weakly_canonical(fs::absolute(path_arg, ec), ec);
+  // A FIFO or a device (/dev/zero) would block the read, or never end it.
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+    throw InputError(path_arg, "is not a regular file; expected an existing XML file");
   std::ifstream in(path, std::ios::binary);
   if (!in || fs::is_directory(path, ec))
     throw InputError(path_arg, "cannot read the scenario file; expected an existing XML file");
@@ -158,6 +162,16 @@ Scenario Scenario::load(const std::string& path_arg)
   pugi::xml_node root = doc.document_element();
   if (std::string(root.name()) != "scenario")
     throw InputError(loc.at(root), "root element is <" + std::string(root.name()) + ">; expected <scenario>");
+  // pugixml takes what follows the root element too, and a character reference to NUL ends
+  // the text it stands in: both were dropped silently.
+  for (auto n = root.next_sibling(); n; n = n.next_sibling())
+    if (n.type() == pugi::node_element)
+      throw InputError(loc.at(n), "a second root element <" + std::string(n.name()) +
+                                      ">; expected one <scenario> per file");
+  static const std::regex nul_reference("&#(0+|[xX]0+);");
+  if (std::smatch m; std::regex_search(text, m, nul_reference))
+    throw InputError(loc.at_offset(static_cast<std::ptrdiff_t>(m.position(0))),
+                     "the character reference '" + m.str(0) + "' (NUL); expected text without NUL characters");
   check_attributes(root, {"model", "seed"}, loc);
 
   sc.path_ = path.string();

@@ -45,13 +45,24 @@ bool parse_plain_number(const std::string& text, double& out)
 }
 } // namespace
 
+void check_not_subnormal(double v, const std::string& text, const std::string& where)
+{
+  // A subnormal rate (1e-310 B/s) took the simulated clock to infinity, blamed on the model;
+  // such numbers have lost their precision anyway.
+  if (std::fpclassify(v) == FP_SUBNORMAL)
+    throw InputError(where, "'" + text + "' is below the smallest normal double (2.2e-308); expected 0 or a "
+                                         "number of normal size");
+}
+
 double parse_quantity(Quantity q, const std::string& text, const std::string& where)
 {
   if (text.find_first_of("xX") != std::string::npos)
     throw InputError(where, "'" + text + "' is not valid; expected " + std::string(unit_examples(q)));
   double plain;
-  if (parse_plain_number(text, plain))
+  if (parse_plain_number(text, plain)) {
+    check_not_subnormal(plain, text, where);
     return plain; // bare numbers are in base units (SimGrid would only warn)
+  }
   try {
     // SimGrid formats its errors from (file, line); we put our own location first instead.
     double v = 0;
@@ -64,6 +75,7 @@ double parse_quantity(Quantity q, const std::string& text, const std::string& wh
     }
     if (!std::isfinite(v))
       throw InputError(where, "'" + text + "' is not a finite number; expected " + unit_examples(q));
+    check_not_subnormal(v, text, where);
     return v;
   } catch (const simgrid::ParseError& e) {
     std::string why = e.what();

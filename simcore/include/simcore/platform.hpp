@@ -24,10 +24,12 @@ std::map<std::string, std::string> hosts_with_speed_profile(const std::string& p
 nlohmann::ordered_json describe_platform(const simgrid::s4u::Engine& engine);
 
 /** InputError at `where` for a SimGrid configuration item that SimGrid 3.32 would take and
- *  then abort on, or silently misread: a model or optimization it does not have
- *  ("network/model" = "Foo", found only once it builds the platform), a loopback bandwidth
- *  outside 1 B/s to 1e18 B/s (0 aborts) or a loopback latency outside 0 to 1e6 s (a negative
- *  one it takes as 0). Other items pass (SimGrid checks them when they are set). */
+ *  then abort on, hang with, or silently misread: a model or optimization it does not have
+ *  ("network/model" = "Foo", found only once it builds the platform; ns-3, which needs a
+ *  platform of its own), a loopback bandwidth outside 1 B/s to 1e18 B/s (0 aborts), a
+ *  loopback latency outside 0 to 1e6 s (a negative one it takes as 0), a network factor
+ *  outside 1e-12 to 1e12, a precision of 0 or below (`surf/precision` 0 never ends), a stack
+ *  below 16 KiB. Other items pass (SimGrid checks them when they are set). */
 void check_simgrid_config_item(const std::string& name, const std::string& value, const std::string& where);
 
 } // namespace simcore

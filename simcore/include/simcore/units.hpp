@@ -18,6 +18,10 @@ const char* unit_examples(Quantity q);
  *  A bare number is taken in the base unit. Throws InputError naming `where`. */
 double parse_quantity(Quantity q, const std::string& text, const std::string& where);
 
+/** InputError at `where` when `v` (read from `text`) is a subnormal double: a rate or a time
+ *  that small took SimGrid's clock to infinity. */
+void check_not_subnormal(double v, const std::string& text, const std::string& where);
+
 /** Formats a value with its base unit and a readable prefix ("1.25 GBps"). */
 std::string format_quantity(Quantity q, double value);
 

@@ -1,0 +1,121 @@
+"""Input the kernel accepted and SimGrid then aborted on, hung with or misread, found by a
+review on 2026-12-07: each is now refused before the run (exit 2, naming what), and nothing
+of an earlier result survives a failed run."""
+
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+SOURCE_DIR = pathlib.Path(os.environ.get("SIMCORE_SOURCE_DIR") or pathlib.Path(__file__).resolve().parents[2])
+BIN = os.environ.get("SIMCORE_BIN", "")
+STAR = SOURCE_DIR / "scenarios" / "master_worker" / "star.xml"
+HALO = SOURCE_DIR / "scenarios" / "halo" / "two_ranks_one_node.xml"
+
+
+def simcore(*args, cwd):
+    assert BIN, "SIMCORE_BIN is not set: run these tests through ctest"
+    return subprocess.run([BIN, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def refused(*args, cwd):
+    res = simcore(*args, cwd=cwd)
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    return res.stderr
+
+
+@pytest.mark.parametrize("item, expected", [
+    # SIGFPE inside SimGrid's ns-3 build, even for validate.
+    ("network/model:ns-3", "'network/model' = 'ns-3'; expected one of LV08, Constant, SMPI, IB, CM02"),
+    ("maxmin/precision:-1", "expected a precision from 1e-15 to 0.1"),         # segfault
+    ("contexts/stack-size:0", "expected a stack size from 16 to 1048576 KiB"),  # segfault
+    ("network/bandwidth-factor:0", "expected a factor from 1e-12 to 1e12"),     # abort in the run
+    ("cpu/optim:Foo", "'cpu/optim' = 'Foo'; expected one of Lazy, TI, Full"),   # abort
+    ("surf/precision:0", "expected a precision from 1e-15 to 1e-3 s"),           # never ended
+])
+def test_simgrid_settings_it_cannot_run_with_are_refused(tmp_path, item, expected):
+    for command in (["validate"], ["run", "--out", tmp_path / "out"]):
+        err = refused(command[0], STAR, f"--cfg={item}", *command[1:], cwd=tmp_path)
+        assert f"--cfg={item}: SimGrid configuration" in err and expected in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_constant_network_model_on_a_platform_with_links_is_refused(tmp_path):
+    """SimGrid aborted on the platform's first link."""
+    err = refused("validate", STAR, "--cfg=network/model:Constant", cwd=tmp_path)
+    assert "platforms/star.xml:" in err and "under network/model Constant, which has no links" in err, err
+
+
+@pytest.mark.parametrize("spec", ["foo", "a.b.thres:debug", "no_loc xbt_cfg.thres:info"])
+def test_log_settings_simgrid_cannot_parse_are_refused(tmp_path, spec):
+    """SimGrid aborted the process on them."""
+    err = refused("validate", STAR, f"--log={spec}", cwd=tmp_path)
+    assert f"command line: '--log={spec}': item" in err and "expected CATEGORY.thres:LEVEL" in err, err
+    assert simcore("validate", STAR, "--log=no_loc", cwd=tmp_path).returncode == 0
+    assert simcore("validate", STAR, "--log=root.thres:critical xbt_cfg.fmt:%m%n", cwd=tmp_path).returncode == 0
+
+
+def test_a_subnormal_quantity_is_refused(tmp_path):
+    """1e-310 B/s took the clock to infinity: "internal error ... a bug of model 'halo'", exit 1."""
+    err = refused("run", HALO, "--set", "mode=detailed", "--set", "memory_bandwidth=1e-310", "--out", tmp_path / "o",
+                  cwd=tmp_path)
+    assert "'1e-310' is below the smallest normal double" in err, err
+    assert "'1e-320' is below the smallest normal double" in refused("validate", STAR, "--set", "task_bytes=1e-320",
+                                                                     cwd=tmp_path)
+    assert simcore("validate", HALO, "--set", "memory_bandwidth=1e-300", cwd=tmp_path).returncode == 0
+
+
+def test_a_scenario_that_is_no_regular_file_is_refused(tmp_path):
+    """A FIFO or /dev/zero blocked the read forever."""
+    fifo = tmp_path / "fifo.xml"
+    os.mkfifo(fifo)
+    assert "fifo.xml: is not a regular file; expected an existing XML file" in refused("validate", fifo, cwd=tmp_path)
+    assert "/dev/zero: is not a regular file" in refused("validate", "/dev/zero", cwd=tmp_path)
+
+
+def _star_copy(tmp_path, edit):
+    text = STAR.read_text().replace('file="../../platforms/star.xml"', f'file="{SOURCE_DIR}/platforms/star.xml"')
+    path = tmp_path / "s.xml"
+    path.write_text(edit(text))
+    return path
+
+
+def test_a_nul_character_reference_and_a_second_root_are_refused(tmp_path):
+    """pugixml ended a value at &#0; ("5&#0;junk" ran as 5) and dropped a second root element."""
+    nul = _star_copy(tmp_path, lambda t: t.replace('</scenario>', '  <param name="tasks" value="5&#0;junk"/>\n</scenario>'))
+    assert "s.xml:" in (err := refused("validate", nul, cwd=tmp_path)) and "the character reference '&#0;' (NUL)" in err
+    two = _star_copy(tmp_path, lambda t: t + '<scenario model="nope"/>\n')
+    assert "a second root element <scenario>; expected one <scenario> per file" in refused("validate", two, cwd=tmp_path)
+
+
+def test_a_folder_where_the_summary_goes_is_found_before_the_run(tmp_path):
+    (tmp_path / "o" / "summary.json" / "x").mkdir(parents=True)
+    err = refused("run", STAR, "--out", tmp_path / "o", cwd=tmp_path)
+    assert "summary.json: is a folder" in err, err
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["summary.json"]  # no trace.h5 written
+
+
+def test_the_csv_tables_of_an_earlier_run_do_not_outlive_it(tmp_path):
+    """A later run kept the earlier run's CSV files beside its own result (or, where it failed
+    during the simulation, beside none)."""
+    csv = _star_copy(tmp_path, lambda t: t.replace('</scenario>', '  <output csv="true"/>\n</scenario>'))
+    out = tmp_path / "o"
+    assert simcore("run", csv, "--out", out, "--quiet", cwd=tmp_path).returncode == 0
+    tables = sorted(p.name for p in out.glob("*.csv"))
+    assert tables == sorted(json.loads((out / "summary.json").read_text())["outputs"]["csv"])
+    assert simcore("run", STAR, "--out", out, "--quiet", cwd=tmp_path).returncode == 0
+    assert not list(out.glob("*.csv"))
+    assert "csv" not in json.loads((out / "summary.json").read_text())["outputs"]
+
+
+def test_model_parameters_past_their_arrays_or_integers_are_refused(tmp_path):
+    """dtl: a decimation of 10 strides wrote past its array of 3 (a segfault at validate);
+    batch: cores_per_node = 2^63 - 1 overflowed into "-120 cores", exit 0."""
+    dtl = SOURCE_DIR / "scenarios" / "dtl" / "staging_two_clusters.xml"
+    err = refused("validate", dtl, "--set", "decimation=1,1,1,1,1,1,1,1,1,1", cwd=tmp_path)
+    assert "parameter 'decimation' has 10 values; expected one stride per dimension of the variable, at most 3" in err
+    batch = SOURCE_DIR / "scenarios" / "batch" / "hpc2n_easy.xml"
+    err = refused("validate", batch, "--set", "cores_per_node=9223372036854775807", cwd=tmp_path)
+    assert "parameter 'cores_per_node'" in err and "expected a value between 0 and 1048576" in err, err
