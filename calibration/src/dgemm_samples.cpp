@@ -57,15 +57,15 @@ void DgemmSamples::add(const Benchmark& b, const Trace& t, const std::string& pa
   for (std::size_t r = 0; r < size.rows(); r++)
     if (size.at(r) == size.at(largest))
       for (std::size_t k = 0; k < gflops.cols(); k++)
-        at_largest.push_back(gflops.at(r, k) * 1e9);
-  const double rate = simcore::quantile(at_largest, 0.5);
+        at_largest.push_back(gflops.at(r, k));
+  const double rate = simcore::quantile(at_largest, 0.5) * 1e9; // the median in Gflop/s, as the trace gives it
   auto it = std::find_if(speeds_.begin(), speeds_.end(), [&](const auto& e) { return e.first == match; });
   if (it == speeds_.end())
     it = speeds_.insert(speeds_.end(), {match, {}});
   it->second.add(rate, path);
   std::vector<double> spread;
   for (double r : at_largest)
-    spread.push_back(std::abs(r - rate) / rate);
+    spread.push_back(std::abs(r * 1e9 - rate) / rate);
   TraceSamples cs{match, {}, {}, {}};
   for (std::size_t r = 0; r < size.rows(); r++)
     for (std::size_t k = 0; k < gflops.cols(); k++) {

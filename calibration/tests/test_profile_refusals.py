@@ -158,7 +158,7 @@ def test_a_loopback_bandwidth_of_zero_is_refused_wherever_it_is_set(tmp_path):
      "seconds from -1 to 1, seconds per byte from 0 to 1"),
     # SimGrid took the model's name and aborted once it built the platform.
     ({"simgrid_config": {"network/model": "Foo"}}, "simgrid_config.network/model",
-     "SimGrid configuration 'network/model' = 'Foo'; expected one of LV08, Constant, SMPI, IB, CM02, ns-3"),
+     "SimGrid configuration 'network/model' = 'Foo'; expected one of LV08, Constant, SMPI, IB, CM02"),
     # A pattern libstdc++ matched for minutes.
     ({"hosts": [{"match": "(((.*)*)*)*(x)", "speed": "1Gf"}]}, "hosts[0]",
      "a repeated group holds a repetition itself"),

@@ -144,7 +144,7 @@ Scenario Scenario::load(const std::string& path_arg)
   // Resolve symbolic links, so that "../" in the file means what the operating system means.
   fs::path path = fs::weakly_canonical(fs::absolute(path_arg, ec), ec);
   // A FIFO or a device (/dev/zero) would block the read, or never end it.
-  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec) && !fs::is_directory(path, ec))
     throw InputError(path_arg, "is not a regular file; expected an existing XML file");
   std::ifstream in(path, std::ios::binary);
   if (!in || fs::is_directory(path, ec))

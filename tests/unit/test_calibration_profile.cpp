@@ -491,7 +491,7 @@ TEST_CASE("CalibrationProfile: values SimGrid cannot run with are refused when l
   // A model SimGrid does not have: it aborted once it built the platform.
   CHECK(from_json_error(json::parse(R"({"simgrid_config": {"network/model": "Foo"}})")) ==
         "p.json (simgrid_config.network/model): SimGrid configuration 'network/model' = 'Foo'; expected one of LV08, "
-        "Constant, SMPI, IB, CM02, ns-3");
+        "Constant, SMPI, IB, CM02");
   CHECK(from_json_error(json::parse(R"({"simgrid_config": {"host/model": "null"}})")) ==
         "p.json (simgrid_config.host/model): SimGrid configuration 'host/model' = 'null'; expected one of default, "
         "compound, ptask_L07");
