@@ -119,6 +119,8 @@ std::map<std::string, NamedRate> rates_from_json(const nlohmann::json& rates, co
           throw InputError(w, std::string("expected a string for \"") + key + "\"");
       if (v.contains("unit")) {
         const auto [unit, factor] = stored_unit(v["unit"].get<std::string>());
+        if (r.unit == "flop/s" && unit == "flop") // SimGrid spells work as it spells speed ("600f")
+          r.unit = unit;
         if (!r.unit.empty() && unit != r.unit) // the value's own unit, and another
           throw InputError(w, "\"unit\" says " + v["unit"].dump() + " but the value is in " + r.unit);
         if (r.unit.empty()) { // a number in that unit

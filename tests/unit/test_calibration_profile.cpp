@@ -535,6 +535,16 @@ TEST_CASE("CalibrationProfile: values of the wrong type are refused by type, nev
   CHECK(from_json_error(json::parse(R"({"name": 3})")) == "p.json (name): a number; expected a string");
 }
 
+TEST_CASE("CalibrationProfile: an amount of work spelt as SimGrid spells it, with unit flop", "[calibration]")
+{
+  // "600f" is SimGrid's spelling of a speed and of an amount of work alike: with "unit": "flop"
+  // it was refused ("the unit says flop but the value is in flop/s").
+  const auto p = CalibrationProfile::from_json(json::parse(R"({"rates": {"w": {"value": "600f", "unit": "flop"}}})"), "p.json");
+  CHECK(p.rate("w", Quantity::Flops) == 600);
+  CHECK_THAT(from_json_error(json::parse(R"({"rates": {"w": {"value": "600f", "unit": "s"}}})")),
+             Catch::EndsWith("\"unit\" says \"s\" but the value is in flop/s"));
+}
+
 TEST_CASE("name patterns std::regex cannot match safely are refused", "[calibration]")
 {
   using simcore::compile_name_pattern;
