@@ -146,17 +146,20 @@ namespace {
 
 /** Fails before the simulation, not after it, when results could not be written:
  *  the folder (or its nearest existing parent) must be a writable directory. */
-void check_output_dir(const std::string& dir)
+/** `dir` is a folder, or can be made one, that this process can write; InputError at `where`
+ *  (the <output dir> line), else at `dir`, otherwise. */
+void check_output_dir(const std::string& dir, const std::string& where = "")
 {
+  const std::string at = where.empty() ? dir : where + " (<output dir=\"" + dir + "\">)";
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path p = fs::absolute(dir, ec);
   while (!p.empty() && !fs::exists(p, ec) && p != p.parent_path())
     p = p.parent_path();
   if (!fs::is_directory(p, ec))
-    throw InputError(dir, "output folder: '" + p.string() + "' is not a directory; expected a folder path");
+    throw InputError(at, "output folder: '" + p.string() + "' is not a directory; expected a folder path");
   if (::access(p.c_str(), W_OK | X_OK) != 0)
-    throw InputError(dir, "output folder: '" + p.string() + "' is not writable; expected a writable folder");
+    throw InputError(at, "output folder: '" + p.string() + "' is not writable; expected a writable folder");
   // A result file's place taken by a folder (or a device) is found now, not after the run.
   if (fs::is_directory(dir, ec))
     for (const char* name : {"summary.json", "trace.h5"})
@@ -264,7 +267,7 @@ void prepare(Prepared& p, const Scenario& scenario, const RunOptions& options)
 
 void validate_scenario(const Scenario& scenario, const RunOptions& options)
 {
-  check_output_dir(scenario.output_dir());
+  check_output_dir(scenario.output_dir(), scenario.output_origin());
   Prepared p;
   prepare(p, scenario, options);
   NetworkFactors::check_self_routes(); // what a run checks when it starts
@@ -273,7 +276,7 @@ void validate_scenario(const Scenario& scenario, const RunOptions& options)
 nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& options)
 {
   const auto wall_start = Clock::now();
-  check_output_dir(scenario.output_dir());
+  check_output_dir(scenario.output_dir(), scenario.output_origin());
   Prepared p;
   prepare(p, scenario, options);
   // From here on the folder must not show the previous run's result as if it were this one's.

@@ -226,8 +226,10 @@ Scenario Scenario::load(const std::string& path_arg)
       sc.config_.push_back(ConfigItem{name, n.attribute("value").value(), where});
     } else if (tag == "output") {
       check_attributes(n, {"dir", "trace", "csv"}, loc);
-      if (auto a = n.attribute("dir"))
+      if (auto a = n.attribute("dir")) {
         sc.output_dir_ = a.value();
+        sc.output_origin_ = where;
+      }
       if (auto a = n.attribute("trace")) {
         std::string t = a.value();
         if (t != "true" && t != "false")

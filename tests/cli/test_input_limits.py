@@ -119,3 +119,14 @@ def test_model_parameters_past_their_arrays_or_integers_are_refused(tmp_path):
     batch = SOURCE_DIR / "scenarios" / "batch" / "hpc2n_easy.xml"
     err = refused("validate", batch, "--set", "cores_per_node=9223372036854775807", cwd=tmp_path)
     assert "parameter 'cores_per_node'" in err and "expected a value between 0 and 1048576" in err, err
+
+
+def test_an_output_folder_named_in_the_scenario_is_refused_at_its_line(tmp_path):
+    """The error named only the folder, not the <output dir> that gave it."""
+    path = _star_copy(tmp_path, lambda t: t.replace('</scenario>', '  <output dir="/dev/null"/>\n</scenario>'))
+    line = 1 + path.read_text().split("\n").index('  <output dir="/dev/null"/>')
+    err = refused("run", path, cwd=tmp_path)
+    assert f"s.xml:{line} (<output dir=\"/dev/null\">): output folder: '/dev/null' is not a directory" in err, err
+    # --out wins, and is named as given.
+    err = refused("run", path, "--out", "/dev/null/x", cwd=tmp_path)
+    assert "/dev/null/x: output folder: '/dev/null' is not a directory" in err, err

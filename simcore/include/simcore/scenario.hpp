@@ -27,7 +27,11 @@ public:
   /** Parses "name=value" and calls set(). */
   void set_assignment(const std::string& assignment);
   void set_seed(std::uint64_t seed) { seed_ = seed; }
-  void set_output_dir(const std::string& dir) { output_dir_ = dir; }
+  void set_output_dir(const std::string& dir)
+  {
+    output_dir_ = dir;
+    output_origin_.clear();
+  }
   /** Attaches (or with "" detaches) a calibration profile; a relative path is taken from the
    *  working directory. The file must exist; its content is checked when the run starts. */
   void set_calibration(const std::string& path, const std::string& where = "--calibration");
@@ -44,6 +48,8 @@ public:
   /** Output folder: --out, else the scenario's <output dir>, else results/<file stem>;
    *  relative to the working directory. */
   const std::string& output_dir() const { return output_dir_; }
+  /** Where the output folder was named: the <output dir> element's "file:line", else "". */
+  const std::string& output_origin() const { return output_origin_; }
   bool write_trace() const { return write_trace_; }
   /** <output csv="true">: every table also as OUT/<table>.csv. */
   bool write_csv() const { return write_csv_; }
@@ -69,6 +75,7 @@ private:
   std::uint64_t seed_ = 0;
   ParamSet params_;
   std::string output_dir_;
+  std::string output_origin_;
   bool write_trace_ = true;
   bool write_csv_ = false;
   std::vector<ConfigItem> config_;
