@@ -130,3 +130,11 @@ def test_an_output_folder_named_in_the_scenario_is_refused_at_its_line(tmp_path)
     # --out wins, and is named as given.
     err = refused("run", path, "--out", "/dev/null/x", cwd=tmp_path)
     assert "/dev/null/x: output folder: '/dev/null' is not a directory" in err, err
+
+
+def test_a_scenario_in_utf16_is_refused(tmp_path):
+    """pugixml read it, but its errors named lines counted in its bytes (line 4 for line 10)."""
+    path = tmp_path / "u16.xml"
+    path.write_bytes(STAR.read_text().encode("utf-16"))
+    assert "u16.xml: holds NUL bytes (UTF-16 or UTF-32 text?); expected an XML file in UTF-8" in \
+        refused("validate", path, cwd=tmp_path)
