@@ -162,8 +162,19 @@ def main():
     if hosts and not a.out:
         ap.error("--hosts needs OUT_DIR, a folder on storage that both nodes and this one see (not /tmp)")
     where = Placement(hosts)
+    # The programs the loop runs, before any folder is made (a build folder without them left
+    # a new, empty output folder and a traceback).
+    missing = [name for name in ("calib_stream", "calib_pingpong", "calib_copy", "halo_mpi", "simcore")
+               if not (BIN / name).is_file()]
+    if missing:
+        ap.error(f"no {', '.join(missing)} in {BIN}; expected the built programs (SIMCORE_BUILD_DIR, or build/)")
+    if a.out and Path(a.out).exists() and not Path(a.out).is_dir():
+        ap.error(f"{a.out} exists and is not a folder; expected a new or empty folder")
     out = Path(a.out or tempfile.mkdtemp(prefix="simcore-loop-"))
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # a path under a file, a folder it may not make
+        ap.error(f"{out}: cannot make the folder ({e.strerror}); expected a writable path")
     # Traces of an earlier loop would stay beside the new ones and mix with them in a later fit.
     earlier = sorted(p.name for p in out.glob("*.h5"))
     if earlier:
@@ -229,3 +240,5 @@ if __name__ == "__main__":
         main()
     except subprocess.CalledProcessError as e:
         sys.exit(f"predict_loop: {' '.join(map(str, e.cmd))} failed ({e.returncode}):\n{e.stderr}")
+    except OSError as e:  # a program that cannot start, a file it cannot write
+        sys.exit(f"predict_loop: {e}")

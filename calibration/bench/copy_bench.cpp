@@ -194,6 +194,8 @@ int run(int argc, char** argv)
       });
   if (!problem.empty())
     return usage(problem);
+  if (calibration::only_checking_options())
+    return 0;
   if (min_bytes > max_bytes)
     return usage("--min-bytes " + std::to_string(min_bytes) + " is larger than --max-bytes " +
                  std::to_string(max_bytes) + "; expected min <= max");

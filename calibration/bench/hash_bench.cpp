@@ -382,6 +382,8 @@ int run(int argc, char** argv)
   });
   if (!problem.empty())
     return usage(problem);
+  if (calibration::only_checking_options())
+    return 0;
   const double slots = static_cast<double>(buckets) * (key == "double" ? 8 : 16);
   if (slots * load < 1)
     return usage("--load " + std::to_string(load) + " of " + std::to_string(static_cast<long long>(slots)) +

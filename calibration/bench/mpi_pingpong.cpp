@@ -164,7 +164,8 @@ struct PingPongOptions {
 };
 
 /** The options, read alike by every rank; what is wrong with them, empty when nothing. */
-std::string read_pingpong_options(int argc, char** argv, PingPongOptions& o)
+/** The options; the -o path is checked only where `writes` (rank 0, which writes the trace). */
+std::string read_pingpong_options(int argc, char** argv, PingPongOptions& o, bool writes)
 {
   return calibration::read_options(argc, argv, o.out, [&](const std::string& a, const std::string& v) -> std::optional<std::string> {
     using namespace calibration;
@@ -190,7 +191,7 @@ std::string read_pingpong_options(int argc, char** argv, PingPongOptions& o)
       return std::string();
     }
     return std::nullopt;
-  });
+  }, true, writes);
 }
 
 /** Powers of two up to max_bytes and, with per_octave N > 1, N - 1 sizes evenly spread
@@ -662,13 +663,23 @@ int main(int argc, char** argv)
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   PingPongOptions o;
   // Every rank reads the same options; rank 0 says what is wrong, and all of them stop.
-  std::string problem = read_pingpong_options(argc, argv, o);
+  std::string problem = read_pingpong_options(argc, argv, o, rank == 0);
+  if (problem.empty() && calibration::only_checking_options()) { // one rank (mpirun or not) is enough
+    MPI_Finalize();
+    return 0;
+  }
   if (problem.empty() && size < 2)
     problem = "needs 2 ranks (mpirun -np 2)";
-  if (!problem.empty()) {
-    if (rank == 0)
-      std::fprintf(stderr, "calib_pingpong: %s\nusage: mpirun -np 2 calib_pingpong [--max B] [--repetitions R] "
-                           "[--window W] [--long-window W] [--fast-box-sweep W] [--matching-window W] [--per-octave 1..8] [--buffers per-size|shared] -o TRACE.h5\n", problem.c_str());
+  // The ranks agree before any of them goes on: a problem found on one rank only (its node
+  // lacks the -o folder, where only rank 0 writes) left the others waiting for it forever.
+  int ok = problem.empty() ? 1 : 0, all_ok = 0, ok_at_0 = ok;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Bcast(&ok_at_0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!all_ok) {
+    if (!ok && (rank == 0 || ok_at_0)) // rank 0 speaks for all; another rank where it found none
+      std::fprintf(stderr, "calib_pingpong%s: %s\nusage: mpirun -np 2 calib_pingpong [--max B] [--repetitions R] "
+                           "[--window W] [--long-window W] [--fast-box-sweep W] [--matching-window W] [--per-octave 1..8] [--buffers per-size|shared] -o TRACE.h5\n",
+                   rank == 0 ? "" : (" (rank " + std::to_string(rank) + ")").c_str(), problem.c_str());
     MPI_Finalize();
     return 2;
   }

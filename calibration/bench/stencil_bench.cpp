@@ -192,6 +192,8 @@ int run(int argc, char** argv)
   });
   if (!problem.empty())
     return usage(problem);
+  if (calibration::only_checking_options())
+    return 0;
   // The largest cube's two copies of every field are the working set (one cube at a time).
   const long largest = *std::max_element(sizes.begin(), sizes.end());
   const double side = static_cast<double>(largest + 2);

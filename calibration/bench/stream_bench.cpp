@@ -16,6 +16,7 @@
 #include <sstream>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -25,10 +26,16 @@ double timed(const std::function<void(std::size_t, std::size_t)>& kernel, std::s
 {
   std::vector<std::thread> pool;
   const auto t0 = std::chrono::steady_clock::now();
-  for (int t = 0; t < threads; t++) {
-    const std::size_t lo = n * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
-    const std::size_t hi = n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
-    pool.emplace_back([&kernel, lo, hi] { kernel(lo, hi); });
+  try {
+    for (int t = 0; t < threads; t++) {
+      const std::size_t lo = n * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
+      const std::size_t hi = n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
+      pool.emplace_back([&kernel, lo, hi] { kernel(lo, hi); });
+    }
+  } catch (const std::system_error&) { // the system starts no more threads: those started end first
+    for (auto& th : pool)
+      th.join();
+    throw;
   }
   for (auto& th : pool)
     th.join();
@@ -61,6 +68,8 @@ int run(int argc, char** argv)
   });
   if (!problem.empty())
     return usage(problem);
+  if (calibration::only_checking_options())
+    return 0;
   if (threads.empty()) { // powers of two up to every thread the system offers, and that count itself
     const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     for (int t = 1; t <= all; t *= 2)

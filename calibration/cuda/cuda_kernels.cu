@@ -175,6 +175,8 @@ int main(int argc, char** argv)
                          "[-o TRACE.h5|TRACE.json]\n", wrong.c_str());
     return 2;
   }
+  if (calibration::only_checking_options()) // before looking for a device
+    return 0;
 #ifdef SIMCORE_CUDA_NO_HDF5
   if (!out.empty() && !calibration::is_json_trace_path(out)) {
     std::fprintf(stderr, "calib_cuda: %s: this build has no HDF5 (for a bare GPU machine); expected a JSON trace "

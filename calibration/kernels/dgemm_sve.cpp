@@ -128,6 +128,8 @@ int run(int argc, char** argv)
       /*output_required=*/false);
   if (!problem.empty())
     return usage(problem);
+  if (calibration::only_checking_options())
+    return 0;
   if (!out.empty() && !calibration::is_json_trace_path(out))
     return usage("-o " + out + ": this build has no HDF5 (cross-compiled for aarch64); expected a JSON trace "
                  "(-o T.json), which calib_trace_convert turns into HDF5");

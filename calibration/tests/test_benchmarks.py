@@ -431,6 +431,9 @@ def test_hash_benchmark_refuses_bad_options(tmp_path, args):
     ("calib_cuda", ["--sizes", "4096"], "unknown option --sizes"),
     # --check writes no trace: with -o it once exited 0 having written none.
     ("calib_cuda", ["--check"], "--check with -o "),
+    # An option given twice: the last one measured, silently (a wrapper's default and a user's).
+    ("calib_dgemm", ["--sizes", "64", "--sizes", "32"], "--sizes given twice; expected each option once"),
+    ("calib_stream", ["--bytes", "4096", "--bytes", "8192"], "--bytes given twice; expected each option once"),
 ])
 def test_benchmarks_take_an_option_value_whole_or_refuse_it(tmp_path, program, args, message):
     """atof and strtoull once read "1e6" queries as 1 and a size of "64.9" as 64 (writing 64.9 in
@@ -455,6 +458,7 @@ def test_benchmarks_take_an_option_value_whole_or_refuse_it(tmp_path, program, a
     (["--matching-window", "5000"], "--matching-window 5000: expected a whole number from 0 (none) to 4096"),
 ])
 def test_pingpong_refuses_bad_options_on_every_rank(tmp_path, args, message):
+    """(Every rank reads the options: a problem one rank alone finds stops them all, see below.)"""
     if not (BIN / "calib_pingpong").exists() or shutil.which("mpirun") is None:
         pytest.skip("calib_pingpong needs Open MPI")
     trace = tmp_path / "p.h5"
@@ -544,6 +548,24 @@ def test_predict_loop_needs_a_shared_folder_between_nodes_and_a_fresh_one(tmp_pa
     assert res.returncode == 2 and f"{used} holds traces of an earlier loop (pingpong-0.h5); expected a new or " \
         "empty folder" in res.stderr
     assert sorted(p.name for p in used.iterdir()) == ["pingpong-0.h5"]
+
+
+def test_predict_loop_refuses_an_output_path_it_cannot_use_without_a_traceback(tmp_path):
+    """A file, a path under a file and a build folder without the programs ended in Python
+    tracebacks (the last one after making the output folder)."""
+    loop = ["/usr/bin/python3", str(ROOT / "calibration" / "predict_loop.py")]
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    for out, message in ((blocker, f"{blocker} exists and is not a folder; expected a new or empty folder"),
+                         (blocker / "sub", f"{blocker / 'sub'}: cannot make the folder (Not a directory)")):
+        res = subprocess.run(loop + [str(out), "--rounds", "1", "--sizes", "4"], capture_output=True, text=True,
+                             timeout=60)
+        assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr, res.stderr
+    fresh = tmp_path / "fresh"
+    res = subprocess.run(loop + [str(fresh), "--rounds", "1", "--sizes", "4"], capture_output=True, text=True,
+                         timeout=60, env=dict(os.environ, SIMCORE_BUILD_DIR=str(tmp_path / "nobuild")))
+    assert res.returncode == 2 and "no calib_stream, calib_pingpong, calib_copy, halo_mpi, simcore in" in res.stderr
+    assert not fresh.exists()
 
 
 @pytest.mark.skipif(shutil.which("mpirun") is None or not (BIN / "calib_pingpong").exists()
@@ -659,6 +681,40 @@ def test_an_output_that_cannot_be_written_is_refused_before_measuring(tmp_path, 
     res = subprocess.run([str(BIN / program), "-o", str(fifo)], capture_output=True, text=True, timeout=20)
     assert res.returncode == 2 and f"-o {fifo}: is not a regular file" in res.stderr, res.stderr
     assert fifo.is_fifo()
+    # A symbolic link into a missing folder: its target's folder counts (found after measuring).
+    link = tmp_path / "dangling"
+    link.symlink_to(tmp_path / "gone" / "t.h5")
+    res = subprocess.run([str(BIN / program), "-o", str(link)], capture_output=True, text=True, timeout=20)
+    assert res.returncode == 2 and f"-o {link}: cannot write in {tmp_path / 'gone'}" in res.stderr, res.stderr
+
+
+def test_benchmark_options_can_be_checked_without_measuring(tmp_path):
+    """SIMCORE_CHECK_OPTIONS=1 (calibrate.sbatch, before it measures anything): options read
+    and refused as always, nothing measured, no trace."""
+    env = dict(os.environ, SIMCORE_CHECK_OPTIONS="1")
+    for program, good, bad in (("calib_stream", ["--bytes", "4096"], ["--bytes", "4K"]),
+                               ("calib_dgemm", ["--sizes", "8192"], ["--sizes", "0"]),
+                               ("calib_hash", ["--buckets", str(2 ** 21)], ["--key", "int"])):
+        if not (BIN / program).exists():
+            continue
+        trace = tmp_path / "t.h5"
+        res = subprocess.run([str(BIN / program), *good, "-o", str(trace)], capture_output=True, text=True, env=env,
+                             timeout=20)
+        assert res.returncode == 0 and not trace.exists(), res.stderr
+        res = subprocess.run([str(BIN / program), *bad, "-o", str(trace)], capture_output=True, text=True, env=env,
+                             timeout=20)
+        assert res.returncode == 2 and not trace.exists()
+
+
+def test_stream_with_more_threads_than_the_system_starts_is_bad_input(tmp_path):
+    """std::system_error from the threads' creation aborted it (exit 134), after its arrays."""
+    trace = tmp_path / "s.h5"
+    res = subprocess.run([str(BIN / "calib_stream"), "--bytes", "1024", "--threads", "65536", "--repetitions", "1",
+                          "-o", str(trace)], capture_output=True, text=True, timeout=120,
+                         preexec_fn=limited_address_space(1024))  # 8 MiB a thread's stack: about 120 start
+    assert res.returncode == 2 and "calib_stream: cannot start the threads these options ask for" in res.stderr, \
+        (res.returncode, res.stderr)
+    assert not trace.exists()
 
 
 def test_options_in_range_that_ask_for_more_memory_than_there_is_are_bad_input(tmp_path):
@@ -953,3 +1009,22 @@ def test_the_one_way_window_of_each_size_is_in_the_trace(tmp_path):
         assert f["one_way"].attrs["window_bytes_at_most"] in ("268435456", b"268435456")
     assert list(messages) == [16.0 if s * 16 <= 2**28 else 1.0 for s in sizes]
     assert list(messages[-2:]) == [1.0, 1.0] and messages[-3] == 16.0
+
+
+def test_pingpong_stops_every_rank_when_one_alone_refuses(tmp_path):
+    """Each rank checked -o on its own: one that refused it exited while the other waited for it
+    forever (here an MPMD launch gives rank 0 a -o in a missing folder). Rank 1 writes nothing:
+    its -o is not checked (a folder on rank 0's node alone is fine)."""
+    if not (BIN / "calib_pingpong").exists() or shutil.which("mpirun") is None:
+        pytest.skip("calib_pingpong needs Open MPI")
+    small = ["--max", "64", "--fast-box-sweep", "0", "--long-window", "0", "--matching-window", "0",
+             "--repetitions", "1"]
+    good, bad = tmp_path / "p.h5", tmp_path / "missing" / "p.h5"
+    exe = str(BIN / "calib_pingpong")
+    res = subprocess.run(["mpirun", "--oversubscribe", "-np", "1", exe, *small, "-o", str(bad), ":", "-np", "1", exe,
+                          *small, "-o", str(good)], capture_output=True, text=True, env=MPI_ENV, timeout=120)
+    assert res.returncode != 0 and f"calib_pingpong: -o {bad}: cannot write in" in res.stderr, res.stderr
+    assert not good.exists()
+    res = subprocess.run(["mpirun", "--oversubscribe", "-np", "1", exe, *small, "-o", str(good), ":", "-np", "1", exe,
+                          *small, "-o", str(bad)], capture_output=True, text=True, env=MPI_ENV, timeout=120)
+    assert res.returncode == 0 and good.exists(), res.stderr

@@ -52,7 +52,7 @@ def platform(nodes):
         ["  </zone>\n</platform>\n"])
 
 
-def run_script(tmp_path, nodes, plugins="", extra_env=None, as_sbatch=False):
+def run_script(tmp_path, nodes, plugins="", extra_env=None, as_sbatch=False, out_name="out"):
     """The script under the stand-ins on `nodes`; its result, output folder and logged steps.
     as_sbatch: run a copy of it from a spool folder, as sbatch does, from the checkout."""
     fake = tmp_path / "fake-bin"
@@ -60,7 +60,7 @@ def run_script(tmp_path, nodes, plugins="", extra_env=None, as_sbatch=False):
     for name in ("srun", "mpirun", "scontrol", "hostname"):
         (fake / name).symlink_to(ROOT / "calibration" / "tests" / "fake_slurm.py")
     (tmp_path / "cluster.xml").write_text(platform(nodes))
-    out, log = tmp_path / "out", tmp_path / "steps.log"
+    out, log = tmp_path / out_name, tmp_path / "steps.log"
     env = dict(os.environ, PATH="%s:%s" % (fake, os.environ["PATH"]), REAL_MPIRUN=shutil.which("mpirun"),
                FAKE_SRUN_PLUGINS=plugins, FAKE_SLURM_LOG=str(log), FAKE_PLATFORM=str(tmp_path / "cluster.xml"),
                FAKE_WORK_DIR=str(tmp_path), SLURM_JOB_ID="77", SLURM_JOB_NODELIST=",".join(nodes),
@@ -158,6 +158,30 @@ def test_bad_settings_are_refused_before_any_benchmark_runs(tmp_path, env, messa
     res, out, steps = run_script(tmp_path, ["n0", "n1"], "", env)
     assert res.returncode == 2 and message in res.stderr
     assert steps == [] and not out.exists()
+
+
+@pytest.mark.parametrize("variable, value, program", [
+    ("CALIB_PINGPONG_ARGS", "--max 64K --repetitions 2", "calib_pingpong"),
+    ("CALIB_HASH_ARGS", "--buckets 1024 --buckets 2048", "calib_hash"),
+])
+def test_bad_benchmark_options_are_refused_before_anything_is_measured(tmp_path, variable, value, program):
+    """A bad CALIB_PINGPONG_ARGS was found after STREAM, copy, DGEMM, stencil and hash had run
+    (minutes), with their traces left in a folder that could then not be used again."""
+    res, out, steps = run_script(tmp_path, ["n0", "n1"], "", {variable: value})
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert f"calibrate.sbatch: {program} refuses its options ({value})" in res.stderr, res.stderr
+    assert steps == [] and not out.exists()
+
+
+def test_an_output_folder_named_with_pattern_characters_is_taken_literally(tmp_path):
+    """compgen -G read "run[2]" as a pattern: the traces of "run2" stopped the job, and those in
+    "run[2]" were pooled."""
+    (tmp_path / "run2").mkdir()
+    (tmp_path / "run2" / "stream-old.h5").write_bytes(b"")
+    # A bad option stops it right after the folder's check, before anything is measured.
+    res, out, steps = run_script(tmp_path, ["n0"], "", {"CALIB_PINGPONG_ARGS": "--max 64K"}, out_name="run[2]")
+    assert res.returncode == 2 and "already holds traces" not in res.stderr, res.stderr
+    assert "calib_pingpong refuses its options" in res.stderr and steps == []
 
 
 def test_an_output_folder_that_holds_traces_is_refused(tmp_path):

@@ -12,6 +12,8 @@
 #include <new>
 #include <optional>
 #include <sstream>
+#include <set>
+#include <system_error>
 #include <string>
 #include <vector>
 
@@ -86,12 +88,16 @@ inline int refuse_command_line(const char* program, const char* usage, const std
  *  value wrong or missing, an unknown option, no -o where `output_required`), or "" when every
  *  pair was taken. */
 template <typename Take>
-std::string read_options(int argc, char** argv, std::string& out, Take&& take, bool output_required = true)
+std::string read_options(int argc, char** argv, std::string& out, Take&& take, bool output_required = true,
+                         bool check_output = true)
 {
+  std::set<std::string> seen; // a wrapper's default and a user's own value: neither silently wins
   for (int i = 1; i < argc; i += 2) {
     const std::string option = argv[i];
     if (i + 1 >= argc)
       return "missing value after " + option;
+    if (!seen.insert(option).second)
+      return option + " given twice; expected each option once";
     const std::string value = argv[i + 1];
     if (option == "-o") {
       out = value;
@@ -105,20 +111,34 @@ std::string read_options(int argc, char** argv, std::string& out, Take&& take, b
   }
   if (out.empty())
     return output_required ? "no output file (-o TRACE.h5)" : "";
+  if (!check_output) // an MPI rank that writes nothing: the folder may exist on rank 0's node only
+    return "";
   // Before minutes of measuring: a trace that could not be written would lose them.
-  const std::filesystem::path folder = std::filesystem::path(out).parent_path();
-  const std::string where = folder.empty() ? "." : folder.string();
   if (std::error_code ec; std::filesystem::is_directory(out, ec))
     return "-o " + out + ": a folder; expected a trace file's path";
+  std::filesystem::path target;
   try { // a device, a pipe: the trace's rename would replace it
-    simcore::file_to_replace(out);
+    target = simcore::file_to_replace(out);
   } catch (const simcore::InputError& e) {
     return "-o " + std::string(e.what());
   }
+  // The folder the trace lands in: a symbolic link's target's (a link into a missing folder
+  // was refused only once measured).
+  const std::filesystem::path folder = target.parent_path();
+  const std::string where = folder.empty() ? "." : folder.string();
   if (::access(where.c_str(), W_OK) != 0)
     return "-o " + out + ": cannot write in " + where + " (" + std::strerror(errno) +
            "); expected a path in an existing, writable folder";
   return "";
+}
+
+/** Whether the run only checks its options (SIMCORE_CHECK_OPTIONS=1 in the environment, as
+ *  calibrate.sbatch sets before it measures anything): the benchmark then exits 0 once its
+ *  options are read and refuses them as always (exit 2) otherwise, measuring nothing. */
+inline bool only_checking_options()
+{
+  const char* v = std::getenv("SIMCORE_CHECK_OPTIONS");
+  return v != nullptr && std::string(v) == "1";
 }
 
 /** `into` = the whole number `value` of `option` when it lies in [lo, hi], and ""; else the
@@ -299,6 +319,10 @@ inline int main_of(const char* program, int (*run)(int, char**), int argc, char*
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "%s: cannot allocate the memory these options ask for; expected smaller sizes that fit "
                          "in this machine's memory (no trace written)\n", program);
+    return 2;
+  } catch (const std::system_error& e) { // threads the machine will not start (--threads 32768)
+    std::fprintf(stderr, "%s: cannot start the threads these options ask for (%s); expected fewer threads "
+                         "(no trace written)\n", program, e.what());
     return 2;
   }
 }
