@@ -8,6 +8,8 @@
 #include <calibration/profile_fitter.hpp>
 
 #include <pybind11/pybind11.h>
+
+#include <cstring>
 #include <pybind11/stl.h>
 
 namespace py = pybind11;
@@ -89,10 +91,24 @@ py::list models()
 
 /** (exit_code, error message, output dir) per scenario, each run in its own child process. */
 std::vector<std::tuple<int, std::string, std::string>> run_in_children(const std::vector<simcore::Scenario>& scenarios,
-                                                                       int jobs, bool progress)
+                                                                       int jobs, bool progress, py::object fork_lock)
 {
   simcore::RunOptions options;
   options.progress = progress ? simcore::Progress::Always : simcore::Progress::Never;
+  // Each child is forked holding `fork_lock` (h5py's global lock, which h5py holds around every
+  // call into libhdf5, with the GIL released): a Python thread inside libhdf5 at the fork left
+  // the library's own lock held, with no owner, in the child, which then hung writing trace.h5.
+  PyGILState_STATE gil{};
+  options.before_fork = [&gil, &fork_lock] {
+    gil = PyGILState_Ensure();
+    if (!fork_lock.is_none())
+      fork_lock.attr("acquire")();
+  };
+  options.after_fork = [&gil, &fork_lock] {
+    if (!fork_lock.is_none())
+      fork_lock.attr("release")();
+    PyGILState_Release(gil);
+  };
   std::vector<simcore::ChildOutcome> outcomes;
   bool interrupted = false;
   {
@@ -124,7 +140,19 @@ PYBIND11_MODULE(_simcore, m)
   m.attr("__version__") = SIMCORE_VERSION;
   m.attr("EXIT_BAD_INPUT") = static_cast<int>(simcore::kExitBadInput);
 
-  py::register_exception<simcore::InputError>(m, "InputError", PyExc_ValueError);
+  // Messages may hold bytes that are not UTF-8 (a path given so): pybind11's own translation
+  // then raised the exception with no message at all.
+  static py::exception<simcore::InputError> input_error(m, "InputError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p)
+        std::rethrow_exception(p);
+    } catch (const simcore::InputError& e) {
+      PyObject* text = PyUnicode_DecodeUTF8(e.what(), static_cast<Py_ssize_t>(std::strlen(e.what())), "backslashreplace");
+      PyErr_SetObject(input_error.ptr(), text);
+      Py_XDECREF(text);
+    }
+  });
 
   m.def("models", &models, "every registered model with its parameter declarations");
 
@@ -133,6 +161,16 @@ PYBIND11_MODULE(_simcore, m)
       .def("copy", [](const simcore::Scenario& s) { return simcore::Scenario(s); })
       .def("set", &simcore::Scenario::set, py::arg("name"), py::arg("value"), py::arg("where") = "set()")
       .def("set_calibration", &simcore::Scenario::set_calibration, py::arg("path"), py::arg("where") = "calibration")
+      .def(
+          "param_type",
+          [](const simcore::Scenario& s, const std::string& name) -> std::string {
+            try {
+              return s.params().spec(name).type == simcore::ParamType::IntegerList ? "list" : "one value";
+            } catch (const std::exception&) { // not a parameter: set() says so
+              return "";
+            }
+          },
+          py::arg("name"))
       .def_property_readonly("path", &simcore::Scenario::path)
       .def_property_readonly("sha256", &simcore::Scenario::sha256)
       .def_property_readonly("model", &simcore::Scenario::model_name)
@@ -166,6 +204,6 @@ PYBIND11_MODULE(_simcore, m)
       "fits a calibration profile from traces; writes it to `out` (unless empty) as simcore calibrate does and "
       "returns its JSON text");
 
-  m.def("run_in_children", &run_in_children, py::arg("scenarios"), py::arg("jobs") = 1, py::arg("progress") = false,
+  m.def("run_in_children", &run_in_children, py::arg("scenarios"), py::arg("jobs") = 1, py::arg("progress") = false, py::arg("fork_lock") = py::none(),
         "runs each scenario in its own forked child process, at most `jobs` at a time");
 }

@@ -232,7 +232,8 @@ void write_results(const std::string& dir, const nlohmann::ordered_json& summary
   }
   if (with_csv)
     write_tables_csv(dir, results);
-  write_file_atomically(summary_path.string(), summary.dump(2) + "\n");
+  write_file_atomically(summary_path.string(),
+                        summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
 }
 
 } // namespace simcore

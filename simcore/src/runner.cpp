@@ -21,6 +21,7 @@
 #include <csignal>
 #include <exception>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -408,13 +409,35 @@ std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios
 
   while (next < scenarios.size() || !running.empty()) {
     while (next < scenarios.size() && static_cast<int>(running.size()) < jobs) {
+      // A pipe or a child that cannot be had (too many open files, processes): the children
+      // running are ended and reaped, their pipes closed, and the reason given.
+      const auto give_up = [&running](const char* what) {
+        const std::string why = std::string(what) + " failed (" + std::strerror(errno) + ")";
+        for (auto& r : running)
+          ::kill(r.pid, SIGTERM);
+        for (auto& r : running) {
+          int status = 0;
+          ::waitpid(r.pid, &status, 0);
+          ::close(r.fd);
+        }
+        running.clear();
+        return InternalError(why + ": no more simulations could be started; expected fewer at once (jobs) or "
+                                   "a higher limit on open files and processes");
+      };
       int fds[2];
       if (::pipe(fds) != 0)
-        throw InternalError("pipe() failed");
+        throw give_up("pipe()");
       std::fflush(nullptr);
+      if (options.before_fork)
+        options.before_fork();
       pid_t pid = ::fork();
-      if (pid < 0)
-        throw InternalError("fork() failed");
+      if (pid != 0 && options.after_fork)
+        options.after_fork();
+      if (pid < 0) {
+        ::close(fds[0]);
+        ::close(fds[1]);
+        throw give_up("fork()");
+      }
       if (pid == 0) {
         ::close(fds[0]);
         // The parent (e.g. Python) may catch SIGINT to set a flag; a child must die of it.
@@ -433,8 +456,13 @@ std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios
           code = kExitInternal;
           error = e.what();
         }
-        if (error.size() > 16000)
+        if (error.size() > 16000) { // cut at a character, not inside one (UTF-8)
           error.resize(16000);
+          while (!error.empty() && (static_cast<unsigned char>(error.back()) & 0xC0) == 0x80)
+            error.pop_back();
+          if (!error.empty() && (static_cast<unsigned char>(error.back()) & 0x80) != 0)
+            error.pop_back();
+        }
         if (!error.empty() && ::write(fds[1], error.data(), error.size()) < 0)
           code = kExitInternal;
         ::close(fds[1]);

@@ -293,7 +293,7 @@ def test_exit_codes_map_to_exceptions(star_scenario_path, tmp_path, monkeypatch)
                 (139, "child process ended with status 139", "")]
     seen = {}
 
-    def fake(cores, jobs, progress):
+    def fake(cores, jobs, progress, fork_lock=None):
         seen.update(n=len(cores), jobs=jobs, progress=progress, dirs=[c.output_dir for c in cores])
         return outcomes
 

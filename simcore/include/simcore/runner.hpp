@@ -22,6 +22,9 @@ struct RunOptions {
   std::vector<std::pair<std::string, std::string>> simgrid_config;
   /** Extra SimGrid command line items, e.g. "--log=model_dtl.thres:debug". */
   std::vector<std::string> simgrid_args;
+  /** run_in_children: called just before each fork and, in the parent, just after it (Python
+   *  holds its GIL across the fork there). */
+  std::function<void()> before_fork, after_fork;
 };
 
 /** Runs the scenario in this process (one SimGrid engine per process: call it at most once),

@@ -18,6 +18,7 @@ import json
 import numbers
 import os
 import shutil
+import sys
 import tempfile
 
 from . import _simcore
@@ -36,12 +37,31 @@ def models():
     return _simcore.models()
 
 
-def _text(value):
-    """Turns a Python value into the text a scenario file would hold."""
+def _path(value, what):
+    """A path given from Python, as text: str or os.PathLike of text. Bytes (or text that is not
+    UTF-8) and NUL characters are refused with InputError naming `what` (a NUL made load() read
+    another file, the part before it; bytes not UTF-8 left a folder without its summary)."""
+    text = os.fspath(value)
+    if isinstance(text, bytes):
+        raise InputError("%s: %r is bytes; expected a path as text (str)" % (what, value))
+    if "\0" in text:
+        raise InputError("%s: %r holds a NUL character; expected a path without one" % (what, text))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError("%s: %r is not UTF-8 text; expected a path in UTF-8" % (what, text)) from None
+    return text
+
+
+def _text(value, top=True):
+    """Turns a Python value into the text a scenario file would hold (a list, one level deep,
+    for an integer-list parameter)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
-        return ",".join(_text(v) for v in value)
+        if not top:
+            raise InputError("%r: a list inside a list; expected a value or a list of values" % (value,))
+        return ",".join(_text(v, False) for v in value)
     if isinstance(value, numbers.Integral):
         return str(int(value))
     if isinstance(value, numbers.Real):
@@ -74,7 +94,8 @@ class Scenario:
     @calibration.setter
     def calibration(self, path):
         """Attach a calibration profile (a path from the working directory), or None to detach."""
-        self._core.set_calibration("" if path is None else os.fspath(path), "calibration=%r" % (path,))
+        where = "calibration=%r" % (path,)
+        self._core.set_calibration("" if path is None else _path(path, where), where)
 
     @property
     def sha256(self):
@@ -103,7 +124,13 @@ class Scenario:
                 raise TypeError("set() takes (name, value) or keyword arguments")
             params = dict([name_value], **params)
         for key, val in params.items():
-            self._core.set(key, _text(val), "set(%s=%r)" % (key, val))
+            where = "set(%s=%r)" % (key, val)
+            text = _text(val)
+            if "\0" in text:  # the C++ side ended the value (and its message) there
+                raise InputError("%s: holds a NUL character; expected a value without one" % where)
+            if isinstance(val, (list, tuple)) and self._core.param_type(key) == "one value":
+                raise InputError("%s: a list for a parameter that takes one value; expected one value" % where)
+            self._core.set(key, text, where)
         return self
 
     def copy(self):
@@ -123,7 +150,7 @@ class Scenario:
 
 def load(path):
     """Reads and validates a scenario file. Raises InputError with file:line on bad input."""
-    return Scenario(_simcore.Scenario.load(os.fspath(path)))
+    return Scenario(_simcore.Scenario.load(_path(path, "load(%r)" % (path,))))
 
 
 def calibrate(traces, out=None, hosts=None, network_pattern="auto", max_segments=8, outlier_tolerance=None):
@@ -138,12 +165,17 @@ def calibrate(traces, out=None, hosts=None, network_pattern="auto", max_segments
     this share are left out of the fit (quality["network"]["excluded_sizes"]); 0 keeps them;
     None: the command line's default (0.25).
     Raises InputError on a bad trace or option."""
-    paths = [os.fspath(t) for t in traces]
+    if isinstance(traces, (str, bytes, os.PathLike)):  # one trace: not a list of its characters
+        traces = [traces]
+    paths = [_path(t, "calibrate(traces)") for t in traces]
+    if not isinstance(max_segments, numbers.Integral) or isinstance(max_segments, bool) or \
+            not -2 ** 31 <= max_segments < 2 ** 31:  # beyond an int: pybind11's TypeError before
+        raise InputError("max segments: %r; expected a whole number from 1 to 64" % (max_segments,))
     options = {} if outlier_tolerance is None else {"outlier_tolerance": float(outlier_tolerance)}
     # Checked (out is not a trace), fitted and written (indented, atomically) by the same
     # code as `simcore calibrate`: the same bytes for the same traces.
     text = _simcore.calibrate(paths, [] if hosts is None else list(hosts), network_pattern, int(max_segments),
-                              out="" if out is None else os.fspath(out), **options)
+                              out="" if out is None else _path(out, "calibrate(out=%r)" % (out,)), **options)
     return json.loads(text)
 
 
@@ -196,36 +228,48 @@ def run_many(scenarios, jobs=None, out=None, progress=False, raise_on_error=True
     scenarios = list(scenarios)
     if jobs is None:
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if not isinstance(jobs, numbers.Integral) or isinstance(jobs, bool) or not 1 <= jobs <= 4096:
+        raise InputError("run_many(jobs=%r): expected a whole number of processes from 1 to 4096" % (jobs,))
     keep = out is not None
-    if out is None:
-        dirs = [tempfile.mkdtemp(prefix="simcore-") for _ in scenarios]
-    elif isinstance(out, (list, tuple)):
+    if out is not None and not isinstance(out, (list, tuple)):
+        out = _path(out, "out=%r" % (out,))
+    if isinstance(out, (list, tuple)):
         if len(out) != len(scenarios):
             raise ValueError("out: expected one folder per scenario")
-        dirs = [os.fspath(d) for d in out]
-    else:
-        dirs = [os.path.join(os.fspath(out), "run-%03d" % i) for i in range(len(scenarios))]
-    real = [os.path.realpath(d) for d in dirs]
+        dirs = [_path(d, "out=%r" % (d,)) for d in out]
+    elif out is not None:
+        dirs = [os.path.join(out, "run-%03d" % i) for i in range(len(scenarios))]
+    real = [os.path.realpath(d) for d in dirs] if keep else []
     if len(set(real)) != len(real):
         raise ValueError("out: two scenarios would write into the same folder")
-    cores = []
-    for sc, d in zip(scenarios, dirs):
-        core = sc._core.copy()
-        core.output_dir = os.path.abspath(d)
-        cores.append(core)
-    results = []
-    for (code, error, out_dir), sc in zip(_simcore.run_in_children(cores, int(jobs), bool(progress)), scenarios):
-        if code == 0:
-            results.append(Result(out_dir))
-            if not keep:  # everything is in memory now: leave no temporary folder behind
-                shutil.rmtree(out_dir, ignore_errors=True)
-                results[-1].out = None
-            continue
+    if not keep:
+        dirs = [tempfile.mkdtemp(prefix="simcore-") for _ in scenarios]
+    try:
+        cores = []
+        for sc, d in zip(scenarios, dirs):
+            core = sc._core.copy()
+            core.output_dir = os.path.abspath(d)
+            cores.append(core)
+        results = []
+        # h5py's global lock, held at each fork (see run_in_children): no thread is then inside
+        # libhdf5, whose own lock a child would inherit held by no one (it hung writing trace.h5).
+        h5py = sys.modules.get("h5py")
+        fork_lock = getattr(getattr(h5py, "_objects", None), "phil", None)
+        runs = _simcore.run_in_children(cores, int(jobs), bool(progress), fork_lock)
+        for (code, error, out_dir), sc in zip(runs, scenarios):
+            if code == 0:
+                results.append(Result(out_dir))
+                if not keep:  # everything is in memory now
+                    results[-1].out = None
+                continue
+            exc = InputError(error) if code == _simcore.EXIT_BAD_INPUT else SimulationError(
+                "%s: %s" % (sc.path, error))
+            if raise_on_error:
+                raise exc
+            results.append(exc)
+        return results
+    finally:
+        # No temporary folder is left behind, whatever ends the runs (a failure raised, Ctrl-C).
         if not keep:
-            shutil.rmtree(out_dir, ignore_errors=True)
-        exc = InputError(error) if code == _simcore.EXIT_BAD_INPUT else SimulationError(
-            "%s: %s" % (sc.path, error))
-        if raise_on_error:
-            raise exc
-        results.append(exc)
-    return results
+            for d in dirs:
+                shutil.rmtree(d, ignore_errors=True)
