@@ -31,16 +31,16 @@ def refused(*args):
     return res.stderr
 
 
-def two_rank_halo(tmp_path, platform, name, value):
-    """A halo scenario of 2 ranks in a row on `platform`, with one more parameter."""
+def two_rank_halo(tmp_path, platform, name, value, **more):
+    """A halo scenario of 2 ranks in a row on `platform`, with more parameters."""
     scenario = tmp_path / "halo.xml"
+    params = "".join(f'  <param name="{k}" value="{v}"/>\n' for k, v in {name: value, **more}.items())
     scenario.write_text(f"""<?xml version="1.0"?>
 <scenario model="halo" seed="1">
   <platform file="{platform}"/>
   <param name="ranks" value="2"/>
   <param name="procs" value="2,1,1"/>
-  <param name="{name}" value="{value}"/>
-</scenario>
+{params}</scenario>
 """)
     return scenario
 
@@ -194,19 +194,8 @@ def test_a_shared_link_named_like_a_loopback_takes_the_link_rules(tmp_path):
 </platform>
 """)
     slow = profile(tmp_path, "slow", {"links": [{"match": ".*", "bandwidth": "100MBps", "latency": "1ms"}]})
-    scenario = tmp_path / "halo.xml"
-    scenario.write_text(f"""<?xml version="1.0"?>
-<scenario model="halo" seed="1">
-  <platform file="{platform}"/>
-  <param name="ranks" value="2"/>
-  <param name="procs" value="2,1,1"/>
-  <param name="local_cells" value="16,16,16"/>
-  <param name="periodic" value="false"/>
-  <param name="iterations" value="2"/>
-  <param name="ranks_per_node" value="1"/>
-  <param name="mode" value="smpi"/>
-</scenario>
-""")
+    scenario = two_rank_halo(tmp_path, platform, "local_cells", "16,16,16", periodic="false", iterations=2,
+                             ranks_per_node=1, mode="smpi")
     res = simcore("run", scenario, "--calibration", slow, "--out", tmp_path / "out", "--json")
     assert res.returncode == 0, res.stderr
     assert "matches no link" not in res.stderr

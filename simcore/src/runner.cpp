@@ -407,20 +407,26 @@ std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios
       o.error = msg.empty() ? "child process ended with status " + std::to_string(o.exit_code) : msg;
   };
 
+  // The children running ended and reaped, their pipes closed; how many there were.
+  const auto end_all = [&running] {
+    for (auto& r : running)
+      ::kill(r.pid, SIGTERM);
+    for (auto& r : running) {
+      int status = 0;
+      ::waitpid(r.pid, &status, 0);
+      ::close(r.fd);
+    }
+    const std::size_t ended = running.size();
+    running.clear();
+    return ended;
+  };
   while (next < scenarios.size() || !running.empty()) {
     while (next < scenarios.size() && static_cast<int>(running.size()) < jobs) {
       // A pipe or a child that cannot be had (too many open files, processes): the children
-      // running are ended and reaped, their pipes closed, and the reason given.
-      const auto give_up = [&running](const char* what) {
+      // running are ended, and the reason given.
+      const auto give_up = [&end_all](const char* what) {
         const std::string why = std::string(what) + " failed (" + std::strerror(errno) + ")";
-        for (auto& r : running)
-          ::kill(r.pid, SIGTERM);
-        for (auto& r : running) {
-          int status = 0;
-          ::waitpid(r.pid, &status, 0);
-          ::close(r.fd);
-        }
-        running.clear();
+        end_all();
         return InternalError(why + ": no more simulations could be started; expected fewer at once (jobs) or "
                                    "a higher limit on open files and processes");
       };
@@ -486,16 +492,8 @@ std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios
         ++it;
       }
     }
-    if (interrupted && interrupted()) {
-      for (auto& r : running)
-        ::kill(r.pid, SIGTERM);
-      for (auto& r : running) {
-        int status = 0;
-        ::waitpid(r.pid, &status, 0);
-        ::close(r.fd);
-      }
-      throw Interrupted("interrupted: " + std::to_string(running.size()) + " running simulation(s) ended");
-    }
+    if (interrupted && interrupted())
+      throw Interrupted("interrupted: " + std::to_string(end_all()) + " running simulation(s) ended");
     if (!reaped && !running.empty())
       ::usleep(2000);
   }
