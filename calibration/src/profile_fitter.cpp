@@ -221,7 +221,7 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
     const std::string& path = paths[pi];
     const std::string match =
         pi < options.host_match.size() && !options.host_match[pi].empty() ? options.host_match[pi] : ".*";
-    const Trace t = read_trace(path);
+    const Trace t = read_trace(path, options.fork_guard);
     if (const auto [it, fresh] = by_contents.emplace(simcore::sha256_hex(trace_to_json_text(t)), path); !fresh)
       throw simcore::InputError(path, "the same run as " + it->second + " (the same contents in another form, as "
                                       "calib_trace_convert writes it); expected each trace once, one per node measured");

@@ -7,6 +7,7 @@
 #include <hdf5_hl.h>
 
 #include "calibration/trace_json.hpp"
+#include "trace_in_child.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -303,6 +304,35 @@ std::string link_name(hid_t loc, hsize_t i, const std::string& where, const std:
   return name;
 }
 
+/** deflate, HDF5's usual filter, shrinks data by at most 1032 times. */
+constexpr std::uintmax_t kMostInflation = 1032;
+
+/** Refuses dataset `name` of `loc` where its shape (`dims`, of `type_size`-byte values) claims
+ *  more bytes than the file (`file_bytes`) holds: a corrupt shape asked for 20 GB of memory
+ *  from a 10 kB file. Contiguous and compact datasets hold their bytes as they are; chunked
+ *  ones may be compressed. */
+void check_stored(hid_t loc, const char* name, const std::vector<hsize_t>& dims, std::size_t type_size,
+                  std::uintmax_t file_bytes, const std::string& where)
+{
+  std::uintmax_t bytes = type_size;
+  for (auto x : dims)
+    bytes *= x; // below 2^32 values of at most 2^32 bytes each: no wrap
+  const Hdf5Handle d{H5Dopen2(loc, name, H5P_DEFAULT), H5Dclose};
+  const Hdf5Handle plist{d.id < 0 ? -1 : H5Dget_create_plist(d.id), H5Pclose};
+  if (plist.id < 0)
+    throw simcore::InputError(where, "dataset '" + std::string(name) + "' cannot be opened; expected a dataset "
+                                                                         "of numbers with 1 or 2 dimensions");
+  const bool chunked = H5Pget_layout(plist.id) == H5D_CHUNKED;
+  const std::uintmax_t stored = H5Dget_storage_size(d.id);
+  if (chunked ? bytes > kMostInflation * file_bytes : stored < bytes)
+    throw simcore::InputError(where, "dataset '" + std::string(name) + "' of shape " + shape_text(dims) +
+                                         " needs " + std::to_string(bytes) + " bytes, and the file holds " +
+                                         std::to_string(chunked ? file_bytes : stored) +
+                                         (chunked ? " (compressed at most 1032 times)" : " of them") +
+                                         "; expected its values in the file (it is corrupt, or the dataset "
+                                         "was never written)");
+}
+
 /** What the link `name` of `loc` leads to (H5O_TYPE_UNKNOWN where it cannot be told). */
 H5O_type_t object_type(hid_t loc, const char* name)
 {
@@ -312,19 +342,11 @@ H5O_type_t object_type(hid_t loc, const char* name)
 
 } // namespace
 
-Trace read_trace(const std::string& path)
+Trace read_trace_h5(const std::string& path)
 {
-  if (!fs::exists(path))
-    throw simcore::InputError(path, "no such trace file");
-  if (fs::is_directory(path))
-    throw simcore::InputError(path, "is a folder; expected a calibration trace file");
-  if (is_json_trace_path(path))
-    return read_trace_json(path);
-  // A FIFO or a device would block the read, or never end.
-  if (!fs::is_regular_file(path))
-    throw simcore::InputError(path, "is not a regular file; expected a calibration trace file");
   // HDF5's own error printing stays off while the file is read: every failure becomes one of
   // our messages, naming the file and the object.
+  const std::uintmax_t file_bytes = fs::file_size(path);
   const QuietHdf5 quiet;
   using Handle = Hdf5Handle;
   const Handle f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
@@ -376,6 +398,7 @@ Trace read_trace(const std::string& path)
         d.shape.push_back(static_cast<std::size_t>(x));
         n *= static_cast<std::size_t>(x);
       }
+      check_stored(g.id, dname, dims, type_size, file_bytes, where);
       d.values.resize(n);
       if (H5LTread_dataset_double(g.id, dname, d.values.data()) < 0)
         throw simcore::InputError(where, "dataset '" + std::string(dname) + "' cannot be read" + expected);
@@ -387,6 +410,20 @@ Trace read_trace(const std::string& path)
     t.benchmarks[b.name] = std::move(b);
   }
   return t;
+}
+
+Trace read_trace(const std::string& path, const ForkGuard& guard)
+{
+  if (!fs::exists(path))
+    throw simcore::InputError(path, "no such trace file");
+  if (fs::is_directory(path))
+    throw simcore::InputError(path, "is a folder; expected a calibration trace file");
+  if (is_json_trace_path(path))
+    return read_trace_json(path);
+  // A FIFO or a device would block the read, or never end.
+  if (!fs::is_regular_file(path))
+    throw simcore::InputError(path, "is not a regular file; expected a calibration trace file");
+  return read_trace_in_child(path, guard, read_trace_h5, child_limits(path));
 }
 
 int write_trace_or_report(const std::string& path, const Trace& trace)

@@ -389,6 +389,41 @@ def test_a_shape_whose_product_wraps_is_refused(tmp_path):
     assert res.returncode == 2 and message in res.stderr and not (tmp_path / "wrap.json").exists()
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "chunked"])
+def test_a_shape_of_more_values_than_the_file_holds_is_refused(tmp_path, layout):
+    """A corrupt shape of 2 x 1,275,068,421 values in a 10 kB file: the reader asked for 20 GB and
+    filled it, for minutes. Contiguous values are in the file as they are; chunked ones may be
+    compressed, by at most 1032 times (deflate)."""
+    trace = tmp_path / "big.h5"
+    with synthetic_trace(trace) as f:
+        g = f.create_group("stream")
+        g.attrs["threads"] = "1"
+        g.create_dataset("copy_bandwidth", shape=(2, 1275068421), dtype="f8",
+                         **({"chunks": (1, 1024)} if layout == "chunked" else {})).attrs["unit"] = "B/s"
+    size = trace.stat().st_size
+    held = f"{size} (compressed at most 1032 times)" if layout == "chunked" else "0 of them"
+    message = (f"{trace} (stream): dataset 'copy_bandwidth' of shape (2, 1275068421) needs 20401094736 bytes, and "
+               f"the file holds {held}; expected its values in the file (it is corrupt, or the dataset was never "
+               f"written)")
+    assert message in refused(tmp_path, trace)
+    res = _convert(trace, tmp_path / "big.json")
+    assert res.returncode == 2 and message in res.stderr and not (tmp_path / "big.json").exists()
+
+
+CORRUPT = os.path.join(os.path.dirname(__file__), "corrupt")
+
+
+@pytest.mark.parametrize("name", ["heap-crash.h5", "string-length.h5"])
+def test_a_file_libhdf5_crashes_on_is_refused_naming_it(tmp_path, name):
+    """libhdf5 1.10.8 crashed (SIGSEGV) or asked for memory without end reading these corrupt
+    traces (corrupt/README.md); each is read in a child process now, within limits."""
+    trace = os.path.join(CORRUPT, name)
+    err = refused(tmp_path, trace)
+    assert err.startswith(f"simcore: error: {trace}") and "expected" in err, err
+    res = _convert(trace, tmp_path / "c.json")
+    assert res.returncode == 2 and trace in res.stderr and not (tmp_path / "c.json").exists()
+
+
 def test_names_of_256_bytes_and_more_are_read_whole(tmp_path):
     """Names were read into 256 bytes: two groups of 256 bytes that differ in the last one read
     as one, the first one's data twice, exit 0."""

@@ -10,6 +10,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstring>
+#include <memory>
 #include <pybind11/stl.h>
 
 namespace py = pybind11;
@@ -89,26 +90,38 @@ py::list models()
   return out;
 }
 
+/** What is done around each fork, called with the GIL released: the GIL taken, then
+ *  `fork_lock` (h5py's global lock, which h5py holds around every call into libhdf5, with the
+ *  GIL released). A Python thread inside libhdf5 at the fork left the library's own lock held,
+ *  with no owner, in the child, which then hung in libhdf5 (writing trace.h5, reading a trace).
+ *  The state lives in the returned functions. */
+calibration::ForkGuard fork_guard(const py::object& fork_lock)
+{
+  auto gil = std::make_shared<PyGILState_STATE>();
+  auto lock = std::make_shared<py::object>(fork_lock);
+  calibration::ForkGuard guard;
+  guard.before = [gil, lock] {
+    *gil = PyGILState_Ensure();
+    if (!lock->is_none())
+      lock->attr("acquire")();
+  };
+  guard.after = [gil, lock] {
+    if (!lock->is_none())
+      lock->attr("release")();
+    PyGILState_Release(*gil);
+  };
+  return guard;
+}
+
 /** (exit_code, error message, output dir) per scenario, each run in its own child process. */
 std::vector<std::tuple<int, std::string, std::string>> run_in_children(const std::vector<simcore::Scenario>& scenarios,
                                                                        int jobs, bool progress, py::object fork_lock)
 {
   simcore::RunOptions options;
   options.progress = progress ? simcore::Progress::Always : simcore::Progress::Never;
-  // Each child is forked holding `fork_lock` (h5py's global lock, which h5py holds around every
-  // call into libhdf5, with the GIL released): a Python thread inside libhdf5 at the fork left
-  // the library's own lock held, with no owner, in the child, which then hung writing trace.h5.
-  PyGILState_STATE gil{};
-  options.before_fork = [&gil, &fork_lock] {
-    gil = PyGILState_Ensure();
-    if (!fork_lock.is_none())
-      fork_lock.attr("acquire")();
-  };
-  options.after_fork = [&gil, &fork_lock] {
-    if (!fork_lock.is_none())
-      fork_lock.attr("release")();
-    PyGILState_Release(gil);
-  };
+  const auto guard = fork_guard(fork_lock);
+  options.before_fork = guard.before;
+  options.after_fork = guard.after;
   std::vector<simcore::ChildOutcome> outcomes;
   bool interrupted = false;
   {
@@ -185,22 +198,29 @@ PYBIND11_MODULE(_simcore, m)
   m.def(
       "calibrate",
       [](const std::vector<std::string>& traces, const std::vector<std::string>& hosts, const std::string& pattern,
-         int max_segments, double outlier_tolerance, const std::string& out) {
+         int max_segments, double outlier_tolerance, const std::string& out, py::object fork_lock) {
         calibration::FitOptions options;
         options.host_match = hosts;
         options.network_pattern = pattern;
         options.max_segments = max_segments;
         options.outlier_tolerance = outlier_tolerance;
+        options.fork_guard = fork_guard(fork_lock);
         if (!out.empty())
           calibration::check_profile_path(traces, out, "out=");
-        const auto profile = calibration::fit_profile(traces, options);
-        if (!out.empty())
-          calibration::write_profile(profile, out); // the bytes simcore calibrate writes
-        return profile.dump();
+        std::string text;
+        {
+          // Each HDF5 trace is read in a forked child (read_trace), the GIL released meanwhile.
+          py::gil_scoped_release release;
+          const auto profile = calibration::fit_profile(traces, options);
+          if (!out.empty())
+            calibration::write_profile(profile, out); // the bytes simcore calibrate writes
+          text = profile.dump();
+        }
+        return text;
       },
       py::arg("traces"), py::arg("hosts") = std::vector<std::string>{}, py::arg("network_pattern") = "auto",
       py::arg("max_segments") = 8, py::arg("outlier_tolerance") = calibration::FitOptions{}.outlier_tolerance,
-      py::arg("out") = std::string(),
+      py::arg("out") = std::string(), py::arg("fork_lock") = py::none(),
       "fits a calibration profile from traces; writes it to `out` (unless empty) as simcore calibrate does and "
       "returns its JSON text");
 

@@ -3,6 +3,7 @@ using h5py, temporary folders left behind, paths and values that crossed into C+
 
 import glob
 import os
+import re
 import tempfile
 import threading
 
@@ -11,6 +12,8 @@ import numpy as np
 import pytest
 
 import simcore
+
+from conftest import SOURCE_DIR
 
 
 def temp_folders():
@@ -38,6 +41,35 @@ def test_runs_beside_a_thread_reading_hdf5_never_hang(star_scenario_path, tmp_pa
         stop.set()
         thread.join()
     assert len({r.simulated_time for r in results}) == 1
+
+
+def test_calibrate_beside_a_thread_reading_hdf5_never_hangs():
+    """Each HDF5 trace is read in a forked child now (libhdf5 crashes on some corrupt files): it
+    is forked holding h5py's lock, as run() is, or it would inherit libhdf5's lock held."""
+    trace = SOURCE_DIR / "calibration" / "traces" / "vm" / "stream.h5"
+    stop = threading.Event()
+
+    def reader():
+        while not stop.is_set():
+            with h5py.File(trace, "r") as f:
+                for g in f.values():
+                    for d in g.values():
+                        d[()]
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        profiles = [simcore.calibrate(trace) for _ in range(60)]
+    finally:
+        stop.set()
+        thread.join()
+    assert all(p == profiles[0] for p in profiles)
+
+
+def test_calibrate_refuses_a_trace_libhdf5_crashes_on():
+    """libhdf5 1.10.8 crashed on this corrupt trace (SIGSEGV), and took Python with it."""
+    trace = SOURCE_DIR / "calibration" / "tests" / "corrupt" / "heap-crash.h5"
+    with pytest.raises(simcore.InputError, match="^" + re.escape(str(trace)) + ": "):
+        simcore.calibrate(trace)
 
 
 def test_no_temporary_folder_outlives_run_many(star_scenario_path):

@@ -3,6 +3,8 @@
  * speeds, memory, hash, stencil and GPU rates, fit quality for each part. */
 #pragma once
 
+#include "calibration/trace_file.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -25,6 +27,8 @@ struct FitOptions {
    *  host names that the trace's host type stands for; empty entries mean every host. One
    *  host rule is written per pattern (the median of its DGEMM traces), specific ones first. */
   std::vector<std::string> host_match;
+  /** Run around each fork that reads an HDF5 trace (read_trace). */
+  ForkGuard fork_guard;
 };
 
 /** Fits every benchmark it knows in `traces` (read from `paths`). Throws

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -43,8 +44,17 @@ void write_trace(const std::string& path, const Trace& trace);
 /** write_trace for a benchmark's main: 0 when written, else the error on stderr and 2. */
 int write_trace_or_report(const std::string& path, const Trace& trace);
 
-/** Reads a trace (HDF5, or JSON where the path ends in ".json"); throws simcore::InputError naming the file and what is missing. */
-Trace read_trace(const std::string& path);
+/** What a caller with threads of its own does around the fork of read_trace: Python holds
+ *  h5py's global lock there, since a thread inside libhdf5 at the fork would leave the
+ *  library's lock held, by no one, in the child. */
+struct ForkGuard {
+  std::function<void()> before, after;
+};
+
+/** Reads a trace (HDF5, or JSON where the path ends in ".json"); throws simcore::InputError
+ *  naming the file and what is missing. An HDF5 file is read in a child process (libhdf5 1.10
+ *  crashes or loops on some corrupt files), so that such a file is an InputError too. */
+Trace read_trace(const std::string& path, const ForkGuard& guard = {});
 
 /** A number as a parameter (a string attribute) keeps it: 9 significant digits, where
  *  std::to_string writes six decimals (1.5e-7 s would read back as 0). */

@@ -148,6 +148,14 @@ class Scenario:
         return "<simcore.Scenario %s model=%s seed=%d>" % (self.path, self.model, self.seed)
 
 
+def _h5py_lock():
+    """h5py's global lock where h5py is loaded, held at each fork (see run_in_children): no
+    thread is then inside libhdf5, whose own lock a child would inherit held by no one (it hung
+    writing trace.h5)."""
+    h5py = sys.modules.get("h5py")
+    return getattr(getattr(h5py, "_objects", None), "phil", None)
+
+
 def load(path):
     """Reads and validates a scenario file. Raises InputError with file:line on bad input."""
     return Scenario(_simcore.Scenario.load(_path(path, "load(%r)" % (path,))))
@@ -174,8 +182,11 @@ def calibrate(traces, out=None, hosts=None, network_pattern="auto", max_segments
     options = {} if outlier_tolerance is None else {"outlier_tolerance": float(outlier_tolerance)}
     # Checked (out is not a trace), fitted and written (indented, atomically) by the same
     # code as `simcore calibrate`: the same bytes for the same traces.
+    # Each HDF5 trace is read in a forked child (libhdf5 crashes on some corrupt files), forked
+    # holding h5py's global lock as run_many does.
     text = _simcore.calibrate(paths, [] if hosts is None else list(hosts), network_pattern, int(max_segments),
-                              out="" if out is None else _path(out, "calibrate(out=%r)" % (out,)), **options)
+                              out="" if out is None else _path(out, "calibrate(out=%r)" % (out,)),
+                              fork_lock=_h5py_lock(), **options)
     return json.loads(text)
 
 
@@ -251,11 +262,7 @@ def run_many(scenarios, jobs=None, out=None, progress=False, raise_on_error=True
             core.output_dir = os.path.abspath(d)
             cores.append(core)
         results = []
-        # h5py's global lock, held at each fork (see run_in_children): no thread is then inside
-        # libhdf5, whose own lock a child would inherit held by no one (it hung writing trace.h5).
-        h5py = sys.modules.get("h5py")
-        fork_lock = getattr(getattr(h5py, "_objects", None), "phil", None)
-        runs = _simcore.run_in_children(cores, int(jobs), bool(progress), fork_lock)
+        runs = _simcore.run_in_children(cores, int(jobs), bool(progress), _h5py_lock())
         for (code, error, out_dir), sc in zip(runs, scenarios):
             if code == 0:
                 results.append(Result(out_dir))

@@ -1,0 +1,113 @@
+/* HDF5 traces read in a child process: what comes back (bit for bit), and how a child that
+ * crashes, loops or asks for memory without end is reported. */
+#include "../src/trace_in_child.hpp"
+
+#include <simcore/error.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+std::uint64_t bits(double v)
+{
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+double from_bits(std::uint64_t b)
+{
+  double v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+std::string error_of(calibration::Trace (*read)(const std::string&), const calibration::ChildLimits& limits)
+{
+  try {
+    calibration::read_trace_in_child("t.h5", {}, read, limits);
+  } catch (const simcore::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const calibration::ChildLimits kOneSecond{1, std::uint64_t{1} << 30};
+
+} // namespace
+
+TEST_CASE("an HDF5 trace read in a child comes back bit for bit", "[calibration]")
+{
+  calibration::Trace t;
+  t.attributes = {{"schema", calibration::kTraceSchema}, {"cpu_model", "Intel\xae Xeon"}}; // not UTF-8, kept
+  calibration::Benchmark& b = t.benchmarks["bench\xff"];
+  b.name = "bench\xff";
+  b.parameters = {{"threads", "2"}, {"note\xfe", "\xff"}};
+  const std::vector<double> values{-0.0, from_bits(0x7ff8dead00000001ULL), from_bits(0xfff0000000000000ULL),
+                                   std::numeric_limits<double>::denorm_min(), 1.0 / 3, 6.02e23};
+  b.datasets["times"] = {values, {2, 3}, "s"};
+  b.datasets["empty"] = {{}, {0}, "B"};
+  const std::string path = "trace_in_child_" + std::to_string(getpid()) + ".h5";
+  calibration::write_trace(path, t);
+  int children = 0;
+  calibration::ForkGuard guard{[&children] { children++; }, [&children] { children += 10; }};
+  const auto back = calibration::read_trace(path, guard);
+  std::remove(path.c_str());
+  CHECK(children == 11); // before and after the one fork
+  CHECK(back.attributes == t.attributes);
+  REQUIRE(back.benchmarks.size() == 1);
+  const auto& bb = back.benchmarks.at("bench\xff");
+  CHECK(bb.name == "bench\xff");
+  CHECK(bb.parameters == b.parameters);
+  const auto& d = bb.datasets.at("times");
+  CHECK(d.shape == std::vector<std::size_t>{2, 3});
+  CHECK(d.unit == "s");
+  REQUIRE(d.values.size() == values.size());
+  for (std::size_t i = 0; i < values.size(); i++)
+    CHECK(bits(d.values[i]) == bits(values[i])); // a NaN's payload, -0 and the smallest subnormal too
+  CHECK(bb.datasets.at("empty").shape == std::vector<std::size_t>{0});
+}
+
+TEST_CASE("a child reading a trace that crashes, loops or runs out of memory is bad input", "[calibration]")
+{
+  const auto crash = +[](const std::string&) -> calibration::Trace {
+    std::raise(SIGSEGV);
+    return {};
+  };
+  CHECK(error_of(crash, kOneSecond) == "t.h5: the process reading it ended by a signal (Segmentation fault): "
+                                       "libhdf5 crashes on some corrupt files; expected an intact calibration trace");
+  const auto loop = +[](const std::string&) -> calibration::Trace {
+    for (volatile std::uint64_t i = 0;; i = i + 1) {
+    }
+  };
+  CHECK(error_of(loop, kOneSecond) == "t.h5: reading it took 1 s of processor time and was stopped (libhdf5 loops "
+                                      "on some corrupt files); expected an intact calibration trace");
+  const auto greedy = +[](const std::string&) -> calibration::Trace {
+    calibration::Trace t;
+    t.benchmarks["b"].datasets["d"].values.resize(std::size_t{1} << 28); // 2 GiB
+    return t;
+  };
+  CHECK(error_of(greedy, kOneSecond) == "t.h5: reading it needed more than 1024 MiB of memory (libhdf5 asks for "
+                                        "that much on some corrupt files); expected an intact calibration trace");
+}
+
+TEST_CASE("a child's refusal arrives whole, where and what", "[calibration]")
+{
+  const auto refuse = +[](const std::string&) -> calibration::Trace {
+    throw simcore::InputError("t.h5 (stream\xff)", "dataset 'x\xfe' is odd; expected another");
+  };
+  try {
+    calibration::read_trace_in_child("t.h5", {}, refuse, kOneSecond);
+    FAIL("no error");
+  } catch (const simcore::InputError& e) {
+    CHECK(e.where() == "t.h5 (stream\xff)");
+    CHECK(e.detail() == "dataset 'x\xfe' is odd; expected another");
+  }
+}
