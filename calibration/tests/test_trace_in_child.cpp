@@ -111,3 +111,16 @@ TEST_CASE("a child's refusal arrives whole, where and what", "[calibration]")
     CHECK(e.detail() == "dataset 'x\xfe' is odd; expected another");
   }
 }
+
+TEST_CASE("a corrupt trace libhdf5 loops on is stopped at the child's time limit", "[calibration]")
+{
+  // corrupt/README.md: libhdf5 1.10.8 loops in H5C_protect on it, forever. A newer one may
+  // refuse it itself: only a refusal naming the file is asked for.
+  const std::string path = SIMCORE_SOURCE_DIR "/calibration/tests/corrupt/heap-loop.h5";
+  try {
+    calibration::read_trace_in_child(path, {}, calibration::read_trace_h5, kOneSecond);
+    FAIL("read");
+  } catch (const simcore::InputError& e) {
+    CHECK(std::string(e.what()).rfind(path, 0) == 0);
+  }
+}
