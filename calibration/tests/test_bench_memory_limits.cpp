@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "../../tests/support/temp_folder.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -13,10 +15,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("simcore_cgroup_" + std::to_string(getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
+struct TempDir : simcore_test::TempFolder {
+  TempDir() : TempFolder("cgroup") {}
 };
 
 void write(const fs::path& p, const std::string& text)

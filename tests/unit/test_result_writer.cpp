@@ -2,6 +2,8 @@
 // summary.json only after success.
 #include <catch2/catch.hpp>
 
+#include "../support/temp_folder.hpp"
+
 #include "simcore/error.hpp"
 #include "simcore/file_to_replace.hpp"
 #include "simcore/result_writer.hpp"
@@ -22,17 +24,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/** A fresh folder under the system temp folder, removed at scope exit. */
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag)
-      : path(fs::temp_directory_path() / ("simcore-test-" + tag + "-" + std::to_string(::getpid())))
-  {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using TempDir = simcore_test::TempFolder;
 
 std::string slurp(const fs::path& p)
 {

@@ -5,9 +5,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "../support/temp_folder.hpp"
+
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -15,9 +16,8 @@ namespace {
 
 std::string write(const std::string& name, const std::string& body)
 {
-  const fs::path dir = fs::temp_directory_path() / ("simcore-sections-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path p = dir / name;
+  static const simcore_test::TempFolder dir("sections"); // removed as the test process ends
+  const fs::path p = dir.path / name;
   std::ofstream(p) << "<scenario model=\"test_sections\">\n  <platform file=\"" SIMCORE_SOURCE_DIR
                       "/platforms/star.xml\"/>\n"
                    << body << "</scenario>\n";
@@ -88,5 +88,4 @@ TEST_CASE("sections: a model reads them and summary.json records them", "[sectio
   CHECK(summary["sections"][0]["element"] == "probe");
   CHECK(summary["sections"][0]["attributes"]["at"].get<double>() == 2.0);
   CHECK(summary["sections"][0]["children"][0]["attributes"]["text"] == "a");
-  fs::remove_all(fs::path(path).parent_path());
 }
