@@ -117,6 +117,9 @@ double PiecewiseFit::switch_point(double jump) const
     const double old_at_first = segments[k - 1].at(first_new), new_at_first = segments[k].at(first_new);
     if (!(old_at_last > 0 && new_at_last > 0 && old_at_first > 0 && new_at_first > 0))
       continue;
+    const double measured = segments[k].from_time;
+    if (measured > 0 && !(std::abs(measured - new_at_first) < std::abs(measured - old_at_first)))
+      continue; // the first size of the later segment follows the earlier law
     double ratio = 0;
     if (new_at_last > old_at_last && new_at_first >= old_at_first) // up, at the old protocol's last size
       ratio = new_at_last / old_at_last;
@@ -343,7 +346,8 @@ PiecewiseFit fit_piecewise(const std::vector<double>& xs, const std::vector<doub
   for (std::size_t s = 0; s < segs.size(); s++) {
     const std::size_t i = segs[s].first, j = s + 1 < segs.size() ? segs[s + 1].first : m;
     const LineFit& l = segs[s].second;
-    fit.segments.push_back({x[starts[i]], l.intercept, l.slope, x[starts[j] - 1]});
+    std::vector<double> at_from(y.begin() + static_cast<long>(starts[i]), y.begin() + static_cast<long>(starts[i + 1]));
+    fit.segments.push_back({x[starts[i]], l.intercept, l.slope, x[starts[j] - 1], simcore::quantile(at_from, 0.5)});
   }
   fit.quality = fit_quality(fit, x, y);
   return fit;

@@ -219,6 +219,26 @@ TEST_CASE("a switch is a step the sizes on both sides show, up or down", "[calib
   CHECK(fit.switch_point() == 0);
 }
 
+TEST_CASE("a law that changes at the last sizes alone is no switch where it cannot be placed", "[calibration]")
+{
+  // 1 B to 16 MiB, one size an octave: 2 us + s / 5 GB/s, then 20 us + s / 6 GB/s from
+  // `change` on. A segment spans three sizes at least: a change at 16 MiB (the last size) made
+  // the last segment 4 to 16 MiB, whose line, dragged by 16 MiB alone, stepped up from 2 MiB:
+  // a "switch" at 4 MiB, where the time follows the earlier law.
+  std::vector<double> x;
+  for (int e = 0; e <= 24; e++)
+    x.push_back(std::ldexp(1.0, e));
+  for (const double change : {16777216.0, 8388608.0, 4194304.0}) {
+    std::vector<double> y;
+    for (double s : x)
+      y.push_back(s < change ? 2e-6 + s / 5e9 : 20e-6 + s / 6e9);
+    const auto fit = calibration::fit_piecewise(x, y, 8);
+    INFO("change at " << change);
+    CHECK(fit.segments.back().from_time == y[static_cast<std::size_t>(std::log2(fit.segments.back().from))]);
+    CHECK(fit.switch_point() == (change == 4194304.0 ? change : 0)); // 3 sizes past it: found
+  }
+}
+
 TEST_CASE("SMPI factor syntax from a fit, largest size first", "[calibration]")
 {
   // SMPI applies "X:f" to messages larger than X: a segment from 65536 B is written 65535.

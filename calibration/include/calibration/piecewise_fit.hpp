@@ -12,6 +12,7 @@ struct Segment {
   double intercept; ///< s
   double slope;     ///< s per size unit
   double to = 0;    ///< last size measured in the segment (0: not known)
+  double from_time = 0; ///< the median time measured at `from` (0: not known)
   double at(double x) const { return intercept + slope * x; }
 };
 
@@ -32,7 +33,10 @@ struct PiecewiseFit {
    *  higher, or at both the lower). Up, it is measured at the last size of the first segment
    *  (a new protocol's start-up); down (a faster protocol taking over late), at the first of
    *  the next. Where the laws cross in between, the data cannot tell a switch from a bend in
-   *  bandwidth: none. Without `to` both are evaluated where the next segment begins. */
+   *  bandwidth: none. Without `to` both are evaluated where the next segment begins. With
+   *  `from_time`, the time measured at the next segment's first size must lie nearer the later
+   *  law than the earlier one: a law that changes at the last size alone drags the last
+   *  segment's line, which then steps from sizes that follow the earlier law. */
   double switch_point(double jump = 0.1) const;
 };
 
