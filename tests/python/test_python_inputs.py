@@ -68,7 +68,8 @@ def test_calibrate_beside_a_thread_reading_hdf5_never_hangs():
 def test_calibrate_refuses_a_trace_libhdf5_crashes_on():
     """libhdf5 1.10.8 crashed on this corrupt trace (SIGSEGV), and took Python with it."""
     trace = SOURCE_DIR / "calibration" / "tests" / "corrupt" / "heap-crash.h5"
-    with pytest.raises(simcore.InputError, match="^" + re.escape(str(trace)) + ": "):
+    # libhdf5 crashes on it, or, in some runs, refuses a link (it reads memory it never set).
+    with pytest.raises(simcore.InputError, match="^" + re.escape(str(trace)) + "[: ]"):
         simcore.calibrate(trace)
 
 
