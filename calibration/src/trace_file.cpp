@@ -308,11 +308,12 @@ std::string link_name(hid_t loc, hsize_t i, const std::string& where, const std:
 constexpr std::uintmax_t kMostInflation = 1032;
 
 /** Refuses dataset `name` of `loc` where its shape (`dims`, of `type_size`-byte values) claims
- *  more bytes than the file (`file_bytes`) holds: a corrupt shape asked for 20 GB of memory
- *  from a 10 kB file. Contiguous and compact datasets hold their bytes as they are; chunked
- *  ones may be compressed. */
+ *  more bytes than the file holds for it: a corrupt shape asked for 20 GB of memory from a
+ *  10 kB file. Contiguous and compact datasets hold their bytes as they are; chunked ones
+ *  compressed by deflate (with shuffle, checksums) at most 1032 times; chunked ones of other
+ *  filters (scale-offset, szip, n-bit) are not bounded. A dataset never written holds none. */
 void check_stored(hid_t loc, const char* name, const std::vector<hsize_t>& dims, std::size_t type_size,
-                  std::uintmax_t file_bytes, const std::string& where)
+                  const std::string& where)
 {
   std::uintmax_t bytes = type_size;
   for (auto x : dims)
@@ -323,12 +324,20 @@ void check_stored(hid_t loc, const char* name, const std::vector<hsize_t>& dims,
     throw simcore::InputError(where, "dataset '" + std::string(name) + "' cannot be opened; expected a dataset "
                                                                          "of numbers with 1 or 2 dimensions");
   const bool chunked = H5Pget_layout(plist.id) == H5D_CHUNKED;
+  bool deflate_only = true;
+  for (int i = 0, n = chunked ? H5Pget_nfilters(plist.id) : 0; i < n; i++) {
+    unsigned flags = 0;
+    std::size_t nvalues = 0;
+    const H5Z_filter_t id = H5Pget_filter2(plist.id, static_cast<unsigned>(i), &flags, &nvalues, nullptr, 0,
+                                           nullptr, nullptr);
+    deflate_only = deflate_only && (id == H5Z_FILTER_DEFLATE || id == H5Z_FILTER_SHUFFLE || id == H5Z_FILTER_FLETCHER32);
+  }
   const std::uintmax_t stored = H5Dget_storage_size(d.id);
-  if (chunked ? bytes > kMostInflation * file_bytes : stored < bytes)
+  if (bytes > 0 && (stored == 0 || (chunked ? deflate_only && bytes > kMostInflation * stored : stored < bytes)))
     throw simcore::InputError(where, "dataset '" + std::string(name) + "' of shape " + shape_text(dims) +
                                          " needs " + std::to_string(bytes) + " bytes, and the file holds " +
-                                         std::to_string(chunked ? file_bytes : stored) +
-                                         (chunked ? " (compressed at most 1032 times)" : " of them") +
+                                         std::to_string(stored) + " of them" +
+                                         (chunked ? " (compressed at most 1032 times)" : "") +
                                          "; expected its values in the file (it is corrupt, or the dataset "
                                          "was never written)");
 }
@@ -342,11 +351,10 @@ H5O_type_t object_type(hid_t loc, const char* name)
 
 } // namespace
 
-Trace read_trace_h5(const std::string& path)
+Trace read_trace_h5(const std::string& path, const ReserveMemory& reserve)
 {
   // HDF5's own error printing stays off while the file is read: every failure becomes one of
   // our messages, naming the file and the object.
-  const std::uintmax_t file_bytes = fs::file_size(path);
   const QuietHdf5 quiet;
   using Handle = Hdf5Handle;
   const Handle f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
@@ -398,7 +406,9 @@ Trace read_trace_h5(const std::string& path)
         d.shape.push_back(static_cast<std::size_t>(x));
         n *= static_cast<std::size_t>(x);
       }
-      check_stored(g.id, dname, dims, type_size, file_bytes, where);
+      check_stored(g.id, dname, dims, type_size, where);
+      if (reserve)
+        reserve(n * sizeof(double));
       d.values.resize(n);
       if (H5LTread_dataset_double(g.id, dname, d.values.data()) < 0)
         throw simcore::InputError(where, "dataset '" + std::string(dname) + "' cannot be read" + expected);

@@ -5,28 +5,34 @@
 #include "calibration/trace_file.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace calibration {
 
-/** The HDF5 trace at `path`, read in this process (trace_file.cpp): what the child runs. */
-Trace read_trace_h5(const std::string& path);
+/** Called by a reader before it takes `bytes` of memory for a dataset's values, whose size it
+ *  has checked against the file: the child's memory limit grows by what the values need. */
+using ReserveMemory = std::function<void(std::uint64_t bytes)>;
 
-/** What the child reading a trace may use before it is stopped. */
+/** The HDF5 trace at `path`, read in this process (trace_file.cpp): what the child runs. */
+Trace read_trace_h5(const std::string& path, const ReserveMemory& reserve = {});
+
+/** What the child reading a trace may use before it is stopped (never more than the caller's
+ *  own limits allow). */
 struct ChildLimits {
   std::uint64_t cpu_seconds;  ///< processor time
-  std::uint64_t memory_bytes; ///< address space, beyond what the caller's process had at the fork
+  std::uint64_t memory_bytes; ///< address space beyond the caller's at the fork, besides what is reserved
 };
 
 /** The limits for the trace at `path`: 30 s of processor time and 1 s more per MiB of the file
- *  (our largest trace, 400 kB, reads in 10 ms); 1 GiB of memory and 16 x 1032 bytes more per
- *  byte of the file (a value of one byte, compressed 1032 times, read as a double, then copied). */
+ *  (our largest trace, 400 kB, reads in 10 ms); 1 GiB of memory, besides twice what the
+ *  datasets' values need (checked against the file's bytes before they are reserved). */
 ChildLimits child_limits(const std::string& path);
 
-/** `read(path)` run in a forked child within `limits`; its trace (or its InputError) comes back
- *  through a pipe. A child ended by a signal or a limit is an InputError naming `path`. Where
- *  the system will not fork, `read(path)` runs here. `guard` runs around the fork. */
-Trace read_trace_in_child(const std::string& path, const ForkGuard& guard, Trace (*read)(const std::string&),
-                          const ChildLimits& limits);
+/** `read(path, reserve)` run in a forked child within `limits`; its trace (or its InputError)
+ *  comes back through a pipe. A child ended by a signal or a limit is an InputError naming
+ *  `path`; `guard.interrupted` returning true ends the child and throws simcore::Interrupted. */
+Trace read_trace_in_child(const std::string& path, const ForkGuard& guard,
+                          Trace (*read)(const std::string&, const ReserveMemory&), const ChildLimits& limits);
 
 } // namespace calibration

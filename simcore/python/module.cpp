@@ -110,6 +110,11 @@ calibration::ForkGuard fork_guard(const py::object& fork_lock)
       lock->attr("release")();
     PyGILState_Release(*gil);
   };
+  // Python's signal flag, polled while a child reads a trace: Ctrl-C ends it and raises here.
+  guard.interrupted = [] {
+    py::gil_scoped_acquire acquire;
+    return PyErr_CheckSignals() != 0;
+  };
   return guard;
 }
 
@@ -208,13 +213,24 @@ PYBIND11_MODULE(_simcore, m)
         if (!out.empty())
           calibration::check_profile_path(traces, out, "out=");
         std::string text;
+        bool interrupted = false;
         {
           // Each HDF5 trace is read in a forked child (read_trace), the GIL released meanwhile.
           py::gil_scoped_release release;
-          const auto profile = calibration::fit_profile(traces, options);
-          if (!out.empty())
-            calibration::write_profile(profile, out); // the bytes simcore calibrate writes
-          text = profile.dump();
+          try {
+            const auto profile = calibration::fit_profile(traces, options);
+            if (!out.empty())
+              calibration::write_profile(profile, out); // the bytes simcore calibrate writes
+            text = profile.dump();
+          } catch (const simcore::Interrupted&) {
+            interrupted = true; // the child ended, Python's exception (KeyboardInterrupt) set
+          }
+        }
+        if (interrupted) {
+          // The flag may be unread yet where the child ended first (Ctrl-C reaches both).
+          if (!PyErr_Occurred() && PyErr_CheckSignals() == 0)
+            PyErr_SetNone(PyExc_KeyboardInterrupt);
+          throw py::error_already_set();
         }
         return text;
       },

@@ -7,7 +7,9 @@ import sys
 import textwrap
 import time
 
-from conftest import STAR_SCENARIO
+import pytest
+
+from conftest import SOURCE_DIR, STAR_SCENARIO
 
 
 def test_sigint_stops_run_many_promptly(tmp_path):
@@ -54,3 +56,29 @@ def _processes_mentioning(text):
         if text in cmdline and state != "Z":
             found.append(pid)
     return found
+
+
+def test_sigint_stops_calibrate_reading_a_trace_promptly():
+    """A trace libhdf5 loops on is read in a child for up to 30 s of processor time; Ctrl-C to
+    Python alone (as Jupyter sends it) went unseen until then."""
+    trace = str(SOURCE_DIR / "calibration" / "tests" / "corrupt" / "heap-loop.h5")
+    script = textwrap.dedent("""
+        import simcore, sys
+        print("started", flush=True)
+        try:
+            simcore.calibrate(%r)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            sys.exit(3)
+        sys.exit(0)
+    """ % trace)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ)
+    assert proc.stdout.readline() == "started\n"
+    time.sleep(1.0)
+    if proc.poll() is not None:  # a libhdf5 that refuses the file itself
+        pytest.skip("libhdf5 did not loop on corrupt/heap-loop.h5 here")
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert time.monotonic() - t0 < 10.0  # the child's own limit is 30 s
+    assert (proc.returncode, out) == (3, "interrupted\n")

@@ -49,6 +49,8 @@ int write_trace_or_report(const std::string& path, const Trace& trace);
  *  library's lock held, by no one, in the child. */
 struct ForkGuard {
   std::function<void()> before, after;
+  /** Asked every 100 ms while the child reads: true ends it (simcore::Interrupted). */
+  std::function<bool()> interrupted;
 };
 
 /** Reads a trace (HDF5, or JSON where the path ends in ".json"); throws simcore::InputError
