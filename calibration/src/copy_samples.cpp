@@ -35,8 +35,8 @@ CachedCopyFit fit_cached_copy(const Benchmark& b, const std::string& path)
   if (rows < 6)
     throw simcore::InputError(where, std::to_string(rows) + " sizes; expected at least 6 (calib_copy measures powers "
                                                             "of two from --min-bytes to --max-bytes)");
-  need_positive(all, rows, where, "all_seconds", "copy times in seconds");
-  need_positive(alone, rows, where, "alone_seconds", "copy times in seconds");
+  need_positive(all, rows, where, "all_seconds", "copy times in seconds", 1e6);
+  need_positive(alone, rows, where, "alone_seconds", "copy times in seconds", 1e6);
   for (std::size_t r = 0; r < rows; r++) {
     f.bytes.push_back(bytes.at(r));
     f.all_seconds.push_back(median_row(all, r));

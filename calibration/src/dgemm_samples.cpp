@@ -41,12 +41,12 @@ void DgemmSamples::add(const Benchmark& b, const Trace& t, const std::string& pa
                                                      " sizes; expected one row of repetitions per size");
   // Matrix orders, one a row (the flops of a size, 2 n^3, weigh its repetitions in the
   // quality section), and at least one repetition of each.
-  need_positive(size, size.rows(), path + " (dgemm)", "size", "matrix orders, one per row");
+  need_positive(size, size.rows(), path + " (dgemm)", "size", "matrix orders, one per row", 1e9);
   if (size.values.size() != size.rows()) // a (1, n) dataset read as one size of n repetitions
     throw simcore::InputError(path + " (dgemm)", "dataset 'size' holds " + std::to_string(size.values.size()) +
                                                      " values in " + std::to_string(size.rows()) +
                                                      " rows; expected one matrix order per row");
-  need_positive(gflops, size.rows(), path + " (dgemm)", "gflops", "rates in Gflop/s");
+  need_positive(gflops, size.rows(), path + " (dgemm)", "gflops", "rates in Gflop/s", 1e9);
   // Every row of the largest order (calib_dgemm --sizes 512,1024,1024 measures it twice): the
   // median over all their repetitions, whatever the rows' order.
   std::size_t largest = 0;

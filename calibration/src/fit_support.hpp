@@ -190,20 +190,22 @@ inline double median_row(const Dataset& d, std::size_t r)
   return simcore::quantile(v, 0.5);
 }
 
-/** Checks that `d` holds `rows` rows of at least one repetition each, every value positive
- *  and finite; simcore::InputError at `where` naming the dataset `name` and `what` it should
- *  hold otherwise. */
+/** Checks that `d` holds `rows` rows of at least one repetition each, every value positive,
+ *  normal (no subnormal: its inverse is infinite) and at most `most` (rates past what a
+ *  machine does became infinite speeds: "-nanf" in the profile); simcore::InputError at `where`
+ *  naming the dataset `name` and `what` it should hold otherwise. */
 inline void need_positive(const Dataset& d, std::size_t rows, const std::string& where, const std::string& name,
-                          const std::string& what)
+                          const std::string& what, double most)
 {
   if (d.rows() != rows || d.cols() == 0 || d.values.size() != d.rows() * d.cols())
     throw simcore::InputError(where, "dataset '" + name + "' has " + std::to_string(d.rows()) + " rows of " +
                                          std::to_string(d.cols()) + " values; expected " + std::to_string(rows) +
                                          " rows of repetitions");
   for (std::size_t i = 0; i < d.values.size(); i++)
-    if (!(d.values[i] > 0) || !std::isfinite(d.values[i]))
+    if (!(d.values[i] > 0) || !std::isnormal(d.values[i]) || !(d.values[i] <= most))
       throw simcore::InputError(where, "dataset '" + name + "' holds " + profile_number(d.values[i]) + " at index " +
-                                           std::to_string(i) + "; expected positive " + what);
+                                           std::to_string(i) + "; expected positive " + what + ", up to " +
+                                           profile_number(most));
 }
 
 /** The value of a benchmark's parameter `name`, or `fallback` where the trace has none. */

@@ -50,7 +50,7 @@ void GpuSamples::add(const Benchmark& b, const std::string& path)
     if (!raw.unit.empty() && !is_unit_of(Quantity::kGflops, raw.unit) && known_unit(raw.unit))
       continue;
     const Dataset d = in_unit(raw, Quantity::kGflops, path + " (cuda)", kernel);
-    need_positive(d, d.rows(), path + " (cuda)", kernel, "rates in Gflop/s");
+    need_positive(d, d.rows(), path + " (cuda)", kernel, "rates in Gflop/s", 1e9);
     kernels_[kernel].insert(kernels_[kernel].end(), d.values.begin(), d.values.end());
     nodes_[kernel].add(simcore::quantile(d.values, 0.5) * 1e9, path);
     any_rate = true;

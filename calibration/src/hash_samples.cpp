@@ -26,7 +26,7 @@ void HashSamples::add(const Benchmark& b, const std::string& path, const std::st
   if (!named || row >= rate.rows())
     throw simcore::InputError(path + " (hash_table)", "no 'simd_table_batched' row among the structures; "
                                                       "expected a trace written by calib_hash");
-  need_positive(rate, rate.rows(), path + " (hash_table)", "lookup_rate", "lookups per second");
+  need_positive(rate, rate.rows(), path + " (hash_table)", "lookup_rate", "lookups per second", 1e18);
   const std::string miss_rate = parameter_or(b, "miss_rate", "?");
   const std::string key = parameter_or(b, "key", "?");
   if (first_trace_.empty()) {
@@ -56,7 +56,7 @@ void HashSamples::add(const Benchmark& b, const std::string& path, const std::st
     lookup_rates_.push_back(rate.at(row, k));
   if (b.datasets.count("random_line_rate") && !b.datasets.at("random_line_rate").values.empty()) {
     const Dataset lines = need_in_group(b, "random_line_rate", Quantity::kPerSecond, path);
-    need_positive(lines, lines.rows(), path + " (hash_table)", "random_line_rate", "cache lines per second");
+    need_positive(lines, lines.rows(), path + " (hash_table)", "random_line_rate", "cache lines per second", 1e18);
     lines_.add(*std::max_element(lines.values.begin(), lines.values.end()), path);
     latency_.add(1.0 / lines.values.front(), path);
   }

@@ -1,4 +1,6 @@
 #include "calibration/profile_fitter.hpp"
+
+#include <simcore/calibration_profile.hpp>
 #include "calibration/stencil_fit.hpp"
 #include "calibration/trace_file.hpp"
 #include "calibration/trace_json.hpp"
@@ -320,6 +322,16 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
   profile["rates"] = out.rates;
   profile["meta"] = meta;
   profile["quality"] = out.quality;
+  // Never a profile that simcore refuses to load (traces of rates past what a double holds
+  // gave a host speed of "-nanf", exit 0): its loader's checks, here.
+  try {
+    simcore::CalibrationProfile::from_json(nlohmann::json::parse(profile.dump()), "the fitted profile");
+  } catch (const simcore::InputError& e) {
+    throw simcore::InputError(paths.size() == 1 ? paths.front() : "calibrate",
+                              std::string("the profile fitted from ") +
+                                  (paths.size() == 1 ? "this trace" : "these traces") + " is one simcore refuses (" +
+                                  e.what() + "); expected measurements of a machine");
+  }
   return profile;
 }
 

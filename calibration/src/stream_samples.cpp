@@ -23,8 +23,8 @@ void StreamSamples::add(const Benchmark& b, const std::string& path)
     if (!(v >= 1) || !std::isfinite(v))
       throw simcore::InputError(where,
                                 "dataset 'threads' holds " + profile_number(v) + "; expected thread counts >= 1");
-  need_positive(copy, threads.rows(), where, "copy_bandwidth", "bandwidths in bytes per second");
-  need_positive(triad, threads.rows(), where, "triad_bandwidth", "bandwidths in bytes per second");
+  need_positive(copy, threads.rows(), where, "copy_bandwidth", "bandwidths in bytes per second", 1e18);
+  need_positive(triad, threads.rows(), where, "triad_bandwidth", "bandwidths in bytes per second", 1e18);
   // STREAM counts the bytes read and written: a memcpy of S bytes moves 2 S.
   double best_copy = 0, best_triad = 0, one_core = 0;
   std::size_t best_row = 0;

@@ -54,6 +54,10 @@ def test_dgemm_rows_of_the_largest_order_are_pooled_whatever_their_order(tmp_pat
     ([0.0, 256.0], [[10.0] * 3, [20.0] * 3], "dataset 'size' holds 0 at index 0; expected positive matrix orders"),
     ([-64.0], [[10.0] * 3], "dataset 'size' holds -64 at index 0"),
     ([256.0], np.zeros((1, 0)), "dataset 'gflops' has 1 rows of 0 values; expected 1 rows of repetitions"),
+    # 1e308 Gflop/s became an infinite speed: a profile of "-nanf", exit 0, that simcore refused.
+    ([256.0], [[1e308] * 3], "dataset 'gflops' holds 1e+308 at index 0; expected positive rates in Gflop/s, up to "
+                              "1e+09"),
+    ([256.0], [[5e-324] * 3], "dataset 'gflops' holds 4.94066e-324 at index 0; expected positive rates"),
 ])
 def test_dgemm_traces_with_bad_sizes_or_no_repetition_are_refused(tmp_path, sizes, gflops, message):
     trace = tmp_path / "d.h5"
