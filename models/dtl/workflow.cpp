@@ -4,6 +4,7 @@
 
 #include <simcore/error.hpp>
 #include <simcore/name_pattern.hpp>
+#include <simcore/units.hpp>
 
 #include <regex>
 
@@ -151,6 +152,15 @@ Variable read_variable(const Source& src, const std::string& name, const Stream&
                                  " dimensions; expected 1 to 3, e.g. 512,512,256");
   var.shape = box_from({}, shape);
   var.element_size = static_cast<std::int64_t>(v.get_double("element_size"));
+  // Volumes and byte counts are 64-bit integers: 1e12 x 1e12 x 1e11 wrapped to negative
+  // bytes, exit 0. 2^53 bytes (9 PB) keeps them exact as doubles too.
+  double bytes = static_cast<double>(var.element_size);
+  for (auto n : shape)
+    bytes *= static_cast<double>(n);
+  if (bytes > 9007199254740992.0)
+    throw src.error("shape", src.what("shape") + " of " + std::to_string(var.element_size) + "-byte elements holds " +
+                                 simcore::format_quantity(simcore::Quantity::Size, bytes) +
+                                 "; expected an array of at most 2^53 bytes (9 PB)");
   (void)stream;
   return var;
 }

@@ -129,6 +129,11 @@ def test_same_seed_same_trace(tmp_path):
     (dict(element_size="0B"), "set(element_size='0B')", "is out of range; expected a value between 1 B and"),
     (dict(transport="carrier-pigeon"), "set(transport='carrier-pigeon')", "expected one of: mailbox, ideal"),
     (dict(shape="100,-3"), "set(shape='100,-3')", "is out of range"),
+    # Each dimension in range, the product not: its bytes wrapped to negative, exit 0.
+    (dict(shape="1000000000000,1000000000000,100000000000"), "set(shape='1000000000000,1000000000000,100000000000')",
+     "parameter 'shape' of 8-byte elements holds 8e+17 EB; expected an array of at most 2^53 bytes (9 PB)"),
+    (dict(shape="1048576,1048576,8192"), "set(shape='1048576,1048576,8192')",
+     "holds 72.06 PB; expected an array of at most 2^53 bytes (9 PB)"),
 ])
 def test_bad_input_names_the_parameter(tmp_path, params, where, message):
     sc = scenario(tmp_path)
