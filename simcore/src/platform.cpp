@@ -1,5 +1,6 @@
 #include "simcore/platform.hpp"
 #include "simcore/error.hpp"
+#include "simcore/units.hpp"
 
 #include <pugixml.hpp>
 #include <xbt/config.hpp>
@@ -38,18 +39,37 @@ void precheck_platform(const std::string& path)
   if (!doctype)
     throw InputError(path, "no <!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\"> line; SimGrid's "
                            "parser needs it after the <?xml?> line");
+  std::string text; // read where a line is named
+  const auto where = [&](const pugi::xml_node& n) {
+    if (text.empty()) {
+      std::ifstream in(path, std::ios::binary);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    const auto offset = static_cast<std::size_t>(n.offset_debug());
+    return path + ":" +
+           std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(std::min(offset, text.size())), '\n'));
+  };
   // SimGrid's Constant network model aborts the process on the first link the platform makes.
   if (simgrid::config::get_value<std::string>("network/model") == "Constant")
     for (const auto* kind : {"link", "cluster", "cabinet", "backbone", "peer"})
-      if (const auto node = doc.select_node((std::string("//") + kind).c_str()); node) {
-        std::ifstream in(path, std::ios::binary);
-        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        const auto offset = static_cast<std::size_t>(node.node().offset_debug());
-        const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(std::min(offset, text.size())), '\n');
-        throw InputError(path + ":" + std::to_string(line),
+      if (const auto node = doc.select_node((std::string("//") + kind).c_str()); node)
+        throw InputError(where(node.node()),
                          std::string("<") + kind + "> under network/model Constant, which has no links; expected a "
                                                    "platform without links (routing=\"None\") or another network model");
-      }
+  // The platform's own <config> items: what SimGrid aborts on there is what it aborts on in a
+  // scenario's <config> or --cfg.
+  for (const auto& prop : doc.select_nodes("//config/prop"))
+    check_simgrid_config_item(prop.node().attribute("id").value(), prop.node().attribute("value").value(),
+                              where(prop.node()));
+  // A Dijkstra zone without routes has no graph, and SimGrid 3.32 crashes (SIGSEGV in
+  // xbt_graph_node_get_data) routing a host of it, even to itself.
+  for (const char* routing : {"Dijkstra", "DijkstraCache"})
+    for (const auto& zone : doc.select_nodes((std::string("//zone[@routing='") + routing + "']").c_str()))
+      if (!zone.node().child("route") && !zone.node().child("zoneRoute"))
+        throw InputError(where(zone.node()), std::string("<zone routing=\"") + routing +
+                                                 "\"> without <route>; expected routes between its hosts, or "
+                                                 "routing=\"Full\" or \"Floyd\" (SimGrid 3.32 crashes routing a "
+                                                 "host of such a zone)");
 }
 
 } // namespace
@@ -202,6 +222,36 @@ nlohmann::ordered_json describe_platform(const simgrid::s4u::Engine& engine)
 
 void check_simgrid_config_item(const std::string& name, const std::string& value, const std::string& where)
 {
+  // SimGrid splits "name:value" at spaces and aborts on what is left ("Option 'a' badly
+  // formatted"), and aborts on names of other characters (1, or 0,0,0).
+  const bool name_ok = !name.empty() && std::isalpha(static_cast<unsigned char>(name.front())) &&
+                       std::all_of(name.begin(), name.end(), [](unsigned char c) {
+                         return std::isalnum(c) || c == '/' || c == '-' || c == '_';
+                       });
+  if (!name_ok)
+    throw InputError(where, "SimGrid configuration name '" + name +
+                                "'; expected letters, digits, '/', '-' and '_', as in network/model");
+  if (std::any_of(value.begin(), value.end(), [](unsigned char c) { return std::isspace(c); }))
+    throw InputError(where, "SimGrid configuration '" + name + "' = '" + value + "'; expected a value without spaces");
+  // Items SimGrid 3.32 takes and then aborts on, whatever the platform or the model: the
+  // debugger's and the model checker's (a breakpoint is SIGTRAP), the platform's trace (it
+  // found no container for a cluster), the selective update off (it needs the Full optimisation).
+  for (const char* prefix : {"debug/", "model-check", "tracing/platform"})
+    if (name.rfind(prefix, 0) == 0)
+      throw InputError(where, "SimGrid configuration '" + name +
+                                  "' is not one simcore runs with (SimGrid 3.32 aborts on it in simcore's simulations); "
+                                  "expected another item");
+  if ((name == "network/maxmin-selective-update" || name == "cpu/maxmin-selective-update") &&
+      !(value == "yes" || value == "1" || value == "true" || value == "on"))
+    throw InputError(where, "SimGrid configuration '" + name + "' = '" + value +
+                                "'; expected yes (SimGrid 3.32 aborts without it under the Lazy optimisation, its "
+                                "default)");
+  if (name == "smpi/host-speed") {
+    const double speed = parse_quantity(Quantity::Speed, value, where);
+    if (!(speed > 0) || !std::isnormal(speed))
+      throw InputError(where, "SimGrid configuration 'smpi/host-speed' = '" + value + "'; expected a positive speed");
+    return;
+  }
   // Numbers SimGrid takes and then aborts on (a loopback bandwidth or factor of 0, a stack of
   // 0 KiB, a negative precision), silently misreads (a negative latency, as 0) or runs forever
   // with (a timing precision of 0): each within what a simulation can use.
@@ -234,8 +284,9 @@ void check_simgrid_config_item(const std::string& name, const std::string& value
       {"cpu/model", {"Cas01"}},
       {"network/model", {"LV08", "Constant", "SMPI", "IB", "CM02"}},
       {"network/optim", {"Lazy", "TI", "Full"}},
-      {"cpu/optim", {"Lazy", "TI", "Full"}},
-      {"disk/model", {"default"}}};
+      {"cpu/optim", {"Lazy", "Full"}}, // TI: "Multi-core not handled by this model yet", an abort
+      {"disk/model", {"default"}},
+      {"plugin", {"host_energy", "link_energy", "link_energy_wifi", "host_load", "link_load", "host_dvfs"}}};
   const auto it = choices.find(name);
   if (it == choices.end() || std::find(it->second.begin(), it->second.end(), value) != it->second.end())
     return;

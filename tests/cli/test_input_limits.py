@@ -32,14 +32,62 @@ def refused(*args, cwd):
     ("maxmin/precision:-1", "expected a precision from 1e-15 to 0.1"),         # segfault
     ("contexts/stack-size:0", "expected a stack size from 16 to 1048576 KiB"),  # segfault
     ("network/bandwidth-factor:0", "expected a factor from 1e-12 to 1e12"),     # abort in the run
-    ("cpu/optim:Foo", "'cpu/optim' = 'Foo'; expected one of Lazy, TI, Full"),   # abort
+    ("cpu/optim:Foo", "'cpu/optim' = 'Foo'; expected one of Lazy, Full"),       # abort
     ("surf/precision:0", "expected a precision from 1e-15 to 1e-3 s"),           # never ended
+    # Found by fuzzing on 2026-12-07, each an abort in the run (SIGTRAP for the breakpoint).
+    ("cpu/optim:TI", "'cpu/optim' = 'TI'; expected one of Lazy, Full"),          # multi-core hosts
+    ("network/maxmin-selective-update:no", "expected yes (SimGrid 3.32 aborts without it"),
+    ("cpu/maxmin-selective-update:no", "expected yes (SimGrid 3.32 aborts without it"),
+    ("smpi/host-speed:0", "'smpi/host-speed' = '0'; expected a positive speed"),
+    ("plugin:nosuch", "'plugin' = 'nosuch'; expected one of host_energy, link_energy"),
+    ("debug/breakpoint:0", "'debug/breakpoint' is not one simcore runs with"),
+    ("model-check/replay:1", "'model-check/replay' is not one simcore runs with"),
+    ("tracing/platform:yes", "'tracing/platform' is not one simcore runs with"),
+    ("network/TCP-gamma:1 2", "= '1 2'; expected a value without spaces"),
+    ("0,0,0:1", "name '0,0,0'; expected letters, digits"),
 ])
 def test_simgrid_settings_it_cannot_run_with_are_refused(tmp_path, item, expected):
     for command in (["validate"], ["run", "--out", tmp_path / "out"]):
         err = refused(command[0], STAR, f"--cfg={item}", *command[1:], cwd=tmp_path)
         assert f"--cfg={item}: SimGrid configuration" in err and expected in err, err
     assert not (tmp_path / "out").exists()
+
+
+def _platform(tmp_path, zone_attrs, config=""):
+    platform = tmp_path / "p.xml"
+    platform.write_text(f"""<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">{config}
+  <zone id="node" {zone_attrs}>
+    <host id="node-0" speed="1Gf" core="2"/>
+  </zone>
+</platform>
+""")
+    scenario = tmp_path / "s.xml"
+    scenario.write_text(HALO.read_text().replace(
+        next(line for line in HALO.read_text().splitlines() if "<platform" in line),
+        f'  <platform file="{platform}"/>'))
+    return platform, scenario
+
+
+def test_a_platform_config_item_simgrid_aborts_on_is_refused_at_its_line(tmp_path):
+    """A platform's own <config> went straight to SimGrid: debug/breakpoint was SIGTRAP."""
+    platform, scenario = _platform(tmp_path, 'routing="Full"',
+                                   '\n  <config>\n    <prop id="debug/breakpoint" value="0"/>\n  </config>')
+    for args in (["platform", platform], ["run", scenario, "--out", tmp_path / "out"]):
+        err = refused(*args, cwd=tmp_path)
+        assert f"{platform}:5: SimGrid configuration 'debug/breakpoint' is not one simcore runs with" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("routing", ["Dijkstra", "DijkstraCache"])
+def test_a_dijkstra_zone_without_routes_is_refused(tmp_path, routing):
+    """SimGrid 3.32 crashed (SIGSEGV in xbt_graph_node_get_data) routing a rank to itself there."""
+    platform, scenario = _platform(tmp_path, f'routing="{routing}"')
+    err = refused("run", scenario, "--out", tmp_path / "out", cwd=tmp_path)
+    assert f'{platform}:4: <zone routing="{routing}"> without <route>; expected routes between its hosts' in err, err
+    platform, scenario = _platform(tmp_path, 'routing="Floyd"')  # the same zone, routed otherwise
+    assert simcore("run", scenario, "--out", tmp_path / "out", cwd=tmp_path).returncode == 0
 
 
 def test_the_constant_network_model_on_a_platform_with_links_is_refused(tmp_path):
