@@ -78,7 +78,10 @@ void load_platform(simgrid::s4u::Engine& engine, const std::string& path)
 {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    throw InputError(path, "platform file does not exist; expected a SimGrid XML platform (DTD 4.1)");
+    throw InputError(path, std::string(!std::filesystem::exists(path, ec)        ? "platform file does not exist"
+                                       : std::filesystem::is_directory(path, ec) ? "is a folder"
+                                                                                 : "is not a regular file") +
+                               "; expected a SimGrid XML platform (DTD 4.1)");
   precheck_platform(path);
   try {
     engine.load_platform(path);
@@ -101,6 +104,9 @@ void load_platform(simgrid::s4u::Engine& engine, const std::string& path)
   } catch (const simgrid::Exception& e) {
     throw InputError(path, std::string("invalid platform: ") + e.what());
   }
+  // Every model places its actors on hosts (one took the first of none: SIGSEGV).
+  if (engine.get_host_count() == 0)
+    throw InputError(path, "the platform holds no host; expected at least one <host> (or a <cluster> of one or more)");
 }
 
 std::map<std::string, std::string> hosts_with_speed_profile(const std::string& path)

@@ -90,6 +90,23 @@ def test_a_dijkstra_zone_without_routes_is_refused(tmp_path, routing):
     assert simcore("run", scenario, "--out", tmp_path / "out", cwd=tmp_path).returncode == 0
 
 
+def test_a_platform_without_hosts_or_that_is_no_file_is_refused(tmp_path):
+    """A platform without a host (or a cluster of radical 5-3) crashed the model that took its
+    first host; a folder or a device was "a platform file that does not exist"."""
+    platform = tmp_path / "empty.xml"
+    platform.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                        "<platform version=\"4.1\">\n</platform>\n")
+    scenario = tmp_path / "s.xml"
+    scenario.write_text(STAR.read_text().replace(
+        next(line for line in STAR.read_text().splitlines() if "<platform" in line), f'  <platform file="{platform}"/>'))
+    err = refused("run", scenario, "--out", tmp_path / "out", cwd=tmp_path)
+    assert f"{platform}: the platform holds no host; expected at least one <host>" in err, err
+    assert not (tmp_path / "out").exists()
+    assert "/dev/zero: is not a regular file; expected a SimGrid XML platform" in refused("platform", "/dev/zero",
+                                                                                          cwd=tmp_path)
+    assert f"{tmp_path}: is a folder; expected a SimGrid XML platform" in refused("platform", tmp_path, cwd=tmp_path)
+
+
 def test_the_constant_network_model_on_a_platform_with_links_is_refused(tmp_path):
     """SimGrid aborted on the platform's first link."""
     err = refused("validate", STAR, "--cfg=network/model:Constant", cwd=tmp_path)
