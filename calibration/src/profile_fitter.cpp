@@ -325,7 +325,9 @@ nlohmann::ordered_json fit_profile(const std::vector<std::string>& paths, const 
   // Never a profile that simcore refuses to load (traces of rates past what a double holds
   // gave a host speed of "-nanf", exit 0): its loader's checks, here.
   try {
-    simcore::CalibrationProfile::from_json(nlohmann::json::parse(profile.dump()), "the fitted profile");
+    simcore::CalibrationProfile::from_json(
+        nlohmann::json::parse(profile.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)),
+        "the fitted profile");
   } catch (const simcore::InputError& e) {
     throw simcore::InputError(paths.size() == 1 ? paths.front() : "calibrate",
                               std::string("the profile fitted from ") +

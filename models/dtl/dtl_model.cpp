@@ -51,8 +51,8 @@ std::vector<ParamSpec> stream_specs()
       ParamSpec::integer_list("decimation", "", "keep every s-th element per dimension; empty: no decimation")
           .within(1, 1e9),
       ParamSpec::real("compression_ratio", 1, "bytes before / after compression; 1: none").within(1, 1e6),
-      ParamSpec::real("compress_flops_per_byte", 0, "publisher work per byte compressed (flop)").at_least(0),
-      ParamSpec::real("decompress_flops_per_byte", 0, "subscriber work per byte decompressed (flop)").at_least(0),
+      ParamSpec::real("compress_flops_per_byte", 0, "publisher work per byte compressed (flop)").within(0, 1e12),
+      ParamSpec::real("decompress_flops_per_byte", 0, "subscriber work per byte decompressed (flop)").within(0, 1e12),
       ParamSpec::optional_file("compression_profile",
                                "JSON ratio/accuracy profile of a lossy compressor (instead of a fixed ratio)"),
       ParamSpec::real("error_bound", 0, "accuracy at which the compression_profile is read").at_least(0),
@@ -69,7 +69,7 @@ std::vector<ParamSpec> reader_specs(bool simple)
       ParamSpec::integer(n("ana_ranks_per_host", "ranks_per_host"), 0, "analysis ranks per host; 0 = the host's cores")
           .within(0, 1e6),
       ParamSpec::real(n("ana_flops_per_element", "flops_per_element"), 50, "analysis work per element read (flop)")
-          .at_least(0),
+          .within(0, 1e12),
       ParamSpec::integer(n("subscribe_every", "every"), 1, "the analysis reads every k-th transaction").within(1, 1e7),
       ParamSpec::integer(n("subscribe_first", "first"), 0, "first transaction the analysis reads").within(0, 1e7),
       ParamSpec::integer(n("subscribe_last", "last"), -1, "last transaction the analysis reads; -1: the last")
@@ -91,7 +91,7 @@ simcore::ModelInfo make_info()
       ParamSpec::integer("sim_ranks", 16, "ranks of the simulation (publishers)").within(1, 1e7),
       ParamSpec::string("sim_hosts", ".*", "regular expression: hosts of the simulation ranks"),
       ParamSpec::integer("sim_ranks_per_host", 0, "simulation ranks per host; 0 = the host's cores").within(0, 1e6),
-      ParamSpec::real("sim_flops_per_element", 100, "simulation work per element per step (flop)").at_least(0),
+      ParamSpec::real("sim_flops_per_element", 100, "simulation work per element per step (flop)").within(0, 1e12),
       ParamSpec::quantity("memcpy_bandwidth", ParamType::Bandwidth, "0",
                           "copy rate between ranks on one host; 0: the profile's rate 'memcpy_bandwidth', else 10GBps")
           .at_least(0),

@@ -306,7 +306,7 @@ simcore::ModelInfo make_info()
               ParamSpec::real("flops_per_cell", 50,
                               "work per cell per iteration (flop, at the host's speed); unless given, the "
                               "profile's 'flops_per_cell' (calib_stencil with calib_dgemm), else 50")
-                  .at_least(0),
+                  .within(0, 1e12),
               ParamSpec::boolean("overlap", false, "compute interior cells while exchanging"),
               ParamSpec::string("hosts", ".*", "regular expression: the nodes"),
               ParamSpec::integer("ranks_per_node", 0, "ranks per node; 0 = the node's cores").within(0, 1e6),

@@ -47,6 +47,31 @@ void check_range(const ParamSpec& spec, double v, const std::string& text, const
                                 range_text(spec));
 }
 
+/** Whatever a model declares, a quantity past these took the simulated clock to infinity (a
+ *  gap of 1e308 s aborted SimGrid; 1e308 flop a cell, or 2.2e-308 B/s, "deadlocked at t=inf,
+ *  a bug of the model"): times up to 1e9 s (32 years), sizes up to 2^60 B, work up to 1e24
+ *  flop; bandwidths and speeds 0 (where a model allows it) or from 1 to 1e18 B/s, 1e21 flop/s. */
+void check_physical(const ParamSpec& spec, double v, const std::string& raw, const std::string& where)
+{
+  struct Bound {
+    double least, most;
+    const char* what;
+  };
+  Bound b{0, 0, ""};
+  switch (spec.type) {
+    case ParamType::Time: b = {0, 1e9, "a time up to 1e9 s"}; break;
+    case ParamType::Size: b = {0, 1152921504606846976.0, "a size up to 2^60 B"}; break;
+    case ParamType::Flops: b = {0, 1e24, "an amount of work up to 1e24 flop"}; break;
+    case ParamType::Bandwidth: b = {1, 1e18, "a bandwidth of 0 or from 1 B/s to 1e18 B/s"}; break;
+    case ParamType::Speed: b = {1, 1e21, "a speed of 0 or from 1 flop/s to 1e21 flop/s"}; break;
+    default: return;
+  }
+  const double magnitude = std::abs(v);
+  if (magnitude > b.most || (magnitude > 0 && magnitude < b.least))
+    throw InputError(where, "parameter '" + spec.name + "' = '" + raw + "' is beyond what a simulation can use; expected " +
+                                b.what);
+}
+
 Quantity quantity_of(ParamType t)
 {
   switch (t) {
@@ -151,6 +176,7 @@ ParamValue parse_param(const ParamSpec& spec, const std::string& raw, const std:
     default: {
       double v = parse_quantity(quantity_of(spec.type), text, where);
       check_range(spec, v, text, where);
+      check_physical(spec, v, raw, where);
       return v;
     }
   }

@@ -129,7 +129,21 @@ def test_a_subnormal_quantity_is_refused(tmp_path):
     assert "'1e-310' is below the smallest normal double" in err, err
     assert "'1e-320' is below the smallest normal double" in refused("validate", STAR, "--set", "task_bytes=1e-320",
                                                                      cwd=tmp_path)
-    assert simcore("validate", HALO, "--set", "memory_bandwidth=1e-300", cwd=tmp_path).returncode == 0
+    assert simcore("validate", HALO, "--set", "memory_bandwidth=1", cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize("setting, expected", [
+    # Each took the clock to infinity: an abort ("duration is not finite") or exit 1 blaming
+    # the model ("deadlocked at t=inf"). Found by fuzzing on 2026-12-07.
+    ("message_gap=1e308", "'message_gap' = '1e308' is beyond what a simulation can use; expected a time up to 1e9 s"),
+    ("memory_bandwidth=1e-300", "expected a bandwidth of 0 or from 1 B/s to 1e18 B/s"),
+    ("memory_bandwidth=2e18", "expected a bandwidth of 0 or from 1 B/s to 1e18 B/s"),
+    ("flops_per_cell=1e308", "'flops_per_cell' = '1e308' is out of range; expected a value between 0 and 1e+12"),
+])
+def test_quantities_past_what_a_simulation_can_use_are_refused(tmp_path, setting, expected):
+    err = refused("run", HALO, "--set", "mode=detailed", "--set", setting, "--out", tmp_path / "o", cwd=tmp_path)
+    assert expected in err, err
+    assert not (tmp_path / "o").exists()
 
 
 def test_a_scenario_that_is_no_regular_file_is_refused(tmp_path):
