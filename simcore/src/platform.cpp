@@ -16,10 +16,107 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <sstream>
 
 namespace simcore {
 
 namespace {
+
+/** Values SimGrid 3.32's parser takes and then aborts on ("must have at least one core",
+ *  "The Impossible Did Happen" for a speed or bandwidth of 0, std::stoi on a radical past an
+ *  int), and elements it dies on (<include>), each refused at its line: speeds and
+ *  bandwidths positive (every value of a comma list: power states, Wi-Fi rates), latencies
+ *  not negative, core counts whole from 1 to 2^20, radicals of numbers and ranges of ints. */
+void check_platform_values(const pugi::xml_document& doc, const std::function<std::string(const pugi::xml_node&)>& where)
+{
+  enum class Kind { Speed, Bandwidth, Latency, Cores, Radical };
+  struct Attribute {
+    const char* element;
+    const char* name;
+    Kind kind;
+  };
+  static const Attribute attributes[] = {
+      {"host", "speed", Kind::Speed},           {"host", "core", Kind::Cores},
+      {"cluster", "speed", Kind::Speed},        {"cluster", "core", Kind::Cores},
+      {"cluster", "bw", Kind::Bandwidth},       {"cluster", "lat", Kind::Latency},
+      {"cluster", "bb_bw", Kind::Bandwidth},    {"cluster", "bb_lat", Kind::Latency},
+      {"cluster", "loopback_bw", Kind::Bandwidth}, {"cluster", "loopback_lat", Kind::Latency},
+      {"cluster", "limiter_link", Kind::Bandwidth}, {"cluster", "radical", Kind::Radical},
+      {"cabinet", "speed", Kind::Speed},        {"cabinet", "bw", Kind::Bandwidth},
+      {"cabinet", "lat", Kind::Latency},        {"cabinet", "radical", Kind::Radical},
+      {"peer", "speed", Kind::Speed},           {"peer", "bw_in", Kind::Bandwidth},
+      {"peer", "bw_out", Kind::Bandwidth},      {"peer", "lat", Kind::Latency},
+      {"link", "bandwidth", Kind::Bandwidth},   {"link", "latency", Kind::Latency},
+      {"backbone", "bandwidth", Kind::Bandwidth}, {"backbone", "latency", Kind::Latency}};
+  // Routing kinds of a <zone> SimGrid 3.32 knows ("Not a valid model!" for the others, the
+  // cluster topologies among them: a <cluster topology=...> makes those).
+  static const std::vector<std::string> routings{"Full", "Floyd", "Dijkstra", "DijkstraCache",
+                                                 "None", "Vivaldi", "Wifi", "Cluster"};
+  for (const auto& zone : doc.select_nodes("//zone[@routing]")) {
+    const std::string routing = zone.node().attribute("routing").value();
+    if (std::find(routings.begin(), routings.end(), routing) == routings.end())
+      throw InputError(where(zone.node()), "<zone routing=\"" + routing + "\">; expected one of Full, Floyd, "
+                                           "Dijkstra, DijkstraCache, None, Vivaldi, Wifi, Cluster (a fat tree, torus "
+                                           "or dragonfly is a <cluster topology=...>)");
+    if (routing == "None" && (zone.node().child("route") || zone.node().child("zoneRoute")))
+      throw InputError(where(zone.node().child("route") ? zone.node().child("route") : zone.node().child("zoneRoute")),
+                       "a route in a <zone routing=\"None\">, which takes none; expected routing=\"Full\" for a zone "
+                       "with routes");
+  }
+  if (const auto include = doc.select_node("//include"))
+    throw InputError(where(include.node()), "<include> (SimGrid 3.32 aborts on it); expected the platform in one file");
+  for (const auto& a : attributes)
+    for (const auto& hit : doc.select_nodes((std::string("//") + a.element + "[@" + a.name + "]").c_str())) {
+      const pugi::xml_node n = hit.node();
+      const std::string text = n.attribute(a.name).value();
+      const std::string at = where(n);
+      const std::string what = std::string("<") + a.element + "> " + a.name + "='" + text + "'";
+      auto whole = [](const std::string& t, long long most) {
+        if (t.empty() || t.size() > 12 || !std::all_of(t.begin(), t.end(), [](unsigned char c) { return std::isdigit(c); }))
+          return -1LL;
+        const long long v = std::stoll(t);
+        return v <= most ? v : -1LL;
+      };
+      switch (a.kind) {
+        case Kind::Cores:
+          if (whole(text, 1 << 20) < 1)
+            throw InputError(at, what + "; expected a whole number of cores from 1 to 1048576");
+          break;
+        case Kind::Radical: {
+          std::stringstream items(text);
+          std::string item;
+          bool ok = !text.empty();
+          while (ok && std::getline(items, item, ',')) {
+            const auto dash = item.find('-');
+            const long long lo = whole(item.substr(0, dash), 2147483647LL);
+            const long long hi = dash == std::string::npos ? lo : whole(item.substr(dash + 1), 2147483647LL);
+            ok = lo >= 0 && hi >= lo;
+          }
+          if (!ok)
+            throw InputError(at, what + "; expected numbers and ranges such as 0-15,32 (from 0 to 2^31 - 1)");
+          break;
+        }
+        default: {
+          const Quantity q = a.kind == Kind::Speed ? Quantity::Speed
+                             : a.kind == Kind::Bandwidth ? Quantity::Bandwidth
+                                                         : Quantity::Time;
+          std::stringstream items(text);
+          std::string item;
+          while (std::getline(items, item, ',')) {
+            double v = 0;
+            try {
+              v = parse_quantity(q, item, at);
+            } catch (const InputError&) {
+              continue; // SimGrid's parser names what it cannot read, at its line
+            }
+            if (a.kind == Kind::Latency ? !(v >= 0) : !(v > 0))
+              throw InputError(at, what + (a.kind == Kind::Latency ? "; expected a latency of 0 or more"
+                                                                     : "; expected a positive value"));
+          }
+        }
+      }
+    }
+}
 
 /** SimGrid's own parser reports a missing DOCTYPE or a wrong root element as an obscure
  *  "Unexpected character in prolog"; say what is expected instead. */
@@ -61,6 +158,7 @@ void precheck_platform(const std::string& path)
   for (const auto& prop : doc.select_nodes("//config/prop"))
     check_simgrid_config_item(prop.node().attribute("id").value(), prop.node().attribute("value").value(),
                               where(prop.node()));
+  check_platform_values(doc, where);
   // A Dijkstra zone without routes has no graph, and SimGrid 3.32 crashes (SIGSEGV in
   // xbt_graph_node_get_data) routing a host of it, even to itself.
   for (const char* routing : {"Dijkstra", "DijkstraCache"})

@@ -107,6 +107,33 @@ def test_a_platform_without_hosts_or_that_is_no_file_is_refused(tmp_path):
     assert f"{tmp_path}: is a folder; expected a SimGrid XML platform" in refused("platform", tmp_path, cwd=tmp_path)
 
 
+@pytest.mark.parametrize("body, expected", [
+    # Each aborted inside SimGrid 3.32's parser or at the platform's first use (exit 134).
+    ('<cluster id="c" prefix="n-" suffix="" radical="0-2" speed="1Gf" core="0f" bw="1GBps" lat="1us"/>',
+     "<cluster> core='0f'; expected a whole number of cores from 1 to 1048576"),
+    ('<cluster id="c" prefix="n-" suffix="" radical="0-2" speed="0f" bw="1GBps" lat="1us"/>',
+     "<cluster> speed='0f'; expected a positive value"),
+    ('<cluster id="c" prefix="n-" suffix="" radical="0-2" speed="1Gf" bw="0Bps" lat="1us"/>',
+     "<cluster> bw='0Bps'; expected a positive value"),
+    ('<cluster id="c" prefix="n-" suffix="" radical="99999999999" speed="1Gf" bw="1GBps" lat="1us"/>',
+     "<cluster> radical='99999999999'; expected numbers and ranges such as 0-15,32"),  # exit 1 (stoi)
+    ('<zone id="z" routing="ClusterFatTree"><host id="a" speed="1Gf"/></zone>',
+     '<zone routing="ClusterFatTree">; expected one of Full, Floyd, Dijkstra, DijkstraCache, None, Vivaldi, Wifi'),
+    ('<zone id="z" routing="None"><host id="a" speed="1Gf"/><host id="b" speed="1Gf"/>'
+     '<link id="l" bandwidth="1GBps" latency="1us"/><route src="a" dst="b"><link_ctn id="l"/></route></zone>',
+     'a route in a <zone routing="None">, which takes none'),
+    ('<zone id="z" routing="Full"><host id="a" speed="1Gf,0Gf"/></zone>', "<host> speed='1Gf,0Gf'; expected a positive"),
+    ('<zone id="z" routing="Full"><host id="a" speed="1Gf"/><include file="x.xml"/></zone>',
+     "<include> (SimGrid 3.32 aborts on it); expected the platform in one file"),
+])
+def test_platform_values_simgrid_aborts_on_are_refused_at_their_line(tmp_path, body, expected):
+    platform = tmp_path / "p.xml"
+    platform.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                        f"<platform version=\"4.1\">\n{body}\n</platform>\n")
+    err = refused("platform", platform, cwd=tmp_path)
+    assert f"{platform}:4: " in err and expected in err, err
+
+
 def test_the_constant_network_model_on_a_platform_with_links_is_refused(tmp_path):
     """SimGrid aborted on the platform's first link."""
     err = refused("validate", STAR, "--cfg=network/model:Constant", cwd=tmp_path)
