@@ -13,19 +13,8 @@ from conftest import SOURCE_DIR, STAR_SCENARIO
 
 
 def test_sigint_stops_run_many_promptly(tmp_path):
-    script = textwrap.dedent("""
-        import simcore, sys
-        sc = simcore.load(%r).with_params(tasks=2000000, task_flops="1Mf")
-        print("started", flush=True)
-        try:
-            simcore.run_many([sc] * 4, jobs=2, out=%r)
-        except KeyboardInterrupt:
-            print("interrupted", flush=True)
-            sys.exit(3)
-        sys.exit(0)
-    """ % (str(STAR_SCENARIO), str(tmp_path / "runs")))
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ)
-    assert proc.stdout.readline() == "started\n"
+    proc = _started("sc = simcore.load(%r).with_params(tasks=2000000, task_flops='1Mf')" % str(STAR_SCENARIO),
+                    "simcore.run_many([sc] * 4, jobs=2, out=%r)" % str(tmp_path / "runs"))
     time.sleep(1.0)  # each run needs about 12 s alone: all are in flight or waiting
     t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
@@ -39,6 +28,25 @@ def test_sigint_stops_run_many_promptly(tmp_path):
     assert not any((tmp_path / "runs").glob("*/summary.json"))
     time.sleep(0.2)
     assert _processes_mentioning(str(tmp_path / "runs")) == []
+
+
+def _started(prepare, call):
+    """A Python running `prepare`, then `call`, which exits 3 on KeyboardInterrupt (printing
+    "interrupted"), 0 otherwise; returned once it says it started the call."""
+    script = textwrap.dedent("""
+        import simcore, sys
+        %s
+        print("started", flush=True)
+        try:
+            %s
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            sys.exit(3)
+        sys.exit(0)
+    """) % (prepare, call)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ)
+    assert proc.stdout.readline() == "started\n"
+    return proc
 
 
 def _processes_mentioning(text):
@@ -62,18 +70,7 @@ def test_sigint_stops_calibrate_reading_a_trace_promptly():
     """A trace libhdf5 loops on is read in a child for up to 30 s of processor time; Ctrl-C to
     Python alone (as Jupyter sends it) went unseen until then."""
     trace = str(SOURCE_DIR / "calibration" / "tests" / "corrupt" / "heap-loop.h5")
-    script = textwrap.dedent("""
-        import simcore, sys
-        print("started", flush=True)
-        try:
-            simcore.calibrate(%r)
-        except KeyboardInterrupt:
-            print("interrupted", flush=True)
-            sys.exit(3)
-        sys.exit(0)
-    """ % trace)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ)
-    assert proc.stdout.readline() == "started\n"
+    proc = _started("", "simcore.calibrate(%r)" % trace)
     time.sleep(1.0)
     if proc.poll() is not None:  # a libhdf5 that refuses the file itself
         pytest.skip("libhdf5 did not loop on corrupt/heap-loop.h5 here")
