@@ -10,6 +10,7 @@
 #include <simgrid/s4u/NetZone.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -102,16 +103,24 @@ void check_platform_values(const pugi::xml_document& doc, const std::function<st
                                                          : Quantity::Time;
           std::stringstream items(text);
           std::string item;
+          // As a scenario's quantities (the kernel's bounds): a latency of inf, or a speed of
+          // 1e-300 flop/s, took the clock to infinity ("deadlocked at t=inf", exit 1).
+          const char* expected = a.kind == Kind::Latency  ? "; expected a latency from 0 to 1e6 s"
+                                 : a.kind == Kind::Speed ? "; expected a speed from 1 flop/s to 1e21 flop/s"
+                                                         : "; expected a bandwidth from 1 B/s to 1e18 B/s";
+          const double least = a.kind == Kind::Latency ? 0 : 1;
+          const double most = a.kind == Kind::Latency ? 1e6 : a.kind == Kind::Speed ? 1e21 : 1e18;
           while (std::getline(items, item, ',')) {
             double v = 0;
             try {
               v = parse_quantity(q, item, at);
             } catch (const InputError&) {
-              continue; // SimGrid's parser names what it cannot read, at its line
+              if (std::isfinite(std::strtod(item.c_str(), nullptr)))
+                continue; // SimGrid's parser names what it cannot read, at its line
+              v = std::strtod(item.c_str(), nullptr);
             }
-            if (a.kind == Kind::Latency ? !(v >= 0) : !(v > 0))
-              throw InputError(at, what + (a.kind == Kind::Latency ? "; expected a latency of 0 or more"
-                                                                     : "; expected a positive value"));
+            if (!(v >= least && v <= most) || (a.kind != Kind::Latency && !(v > 0)))
+              throw InputError(at, what + expected);
           }
         }
       }

@@ -112,9 +112,14 @@ def test_a_platform_without_hosts_or_that_is_no_file_is_refused(tmp_path):
     ('<cluster id="c" prefix="n-" suffix="" radical="0-2" speed="1Gf" core="0f" bw="1GBps" lat="1us"/>',
      "<cluster> core='0f'; expected a whole number of cores from 1 to 1048576"),
     ('<cluster id="c" prefix="n-" suffix="" radical="0-2" speed="0f" bw="1GBps" lat="1us"/>',
-     "<cluster> speed='0f'; expected a positive value"),
+     "<cluster> speed='0f'; expected a speed from 1 flop/s to 1e21 flop/s"),
     ('<cluster id="c" prefix="n-" suffix="" radical="0-2" speed="1Gf" bw="0Bps" lat="1us"/>',
-     "<cluster> bw='0Bps'; expected a positive value"),
+     "<cluster> bw='0Bps'; expected a bandwidth from 1 B/s to 1e18 B/s"),
+    # These two ended "deadlocked at t=inf", exit 1.
+    ('<cluster id="c" prefix="n-" suffix="" radical="0-2" speed="1e-300f" bw="1GBps" lat="1us"/>',
+     "<cluster> speed='1e-300f'; expected a speed from 1 flop/s to 1e21 flop/s"),
+    ('<cluster id="c" prefix="n-" suffix="" radical="0-2" speed="1Gf" bw="1GBps" lat="inf"/>',
+     "<cluster> lat='inf'; expected a latency from 0 to 1e6 s"),
     ('<cluster id="c" prefix="n-" suffix="" radical="99999999999" speed="1Gf" bw="1GBps" lat="1us"/>',
      "<cluster> radical='99999999999'; expected numbers and ranges such as 0-15,32"),  # exit 1 (stoi)
     ('<zone id="z" routing="ClusterFatTree"><host id="a" speed="1Gf"/></zone>',
@@ -122,7 +127,7 @@ def test_a_platform_without_hosts_or_that_is_no_file_is_refused(tmp_path):
     ('<zone id="z" routing="None"><host id="a" speed="1Gf"/><host id="b" speed="1Gf"/>'
      '<link id="l" bandwidth="1GBps" latency="1us"/><route src="a" dst="b"><link_ctn id="l"/></route></zone>',
      'a route in a <zone routing="None">, which takes none'),
-    ('<zone id="z" routing="Full"><host id="a" speed="1Gf,0Gf"/></zone>', "<host> speed='1Gf,0Gf'; expected a positive"),
+    ('<zone id="z" routing="Full"><host id="a" speed="1Gf,0Gf"/></zone>', "<host> speed='1Gf,0Gf'; expected a speed"),
     ('<zone id="z" routing="Full"><host id="a" speed="1Gf"/><include file="x.xml"/></zone>',
      "<include> (SimGrid 3.32 aborts on it); expected the platform in one file"),
 ])
