@@ -1,4 +1,5 @@
 #include "simcore/platform.hpp"
+#include "cluster_topology.hpp"
 #include "simcore/error.hpp"
 #include "simcore/units.hpp"
 
@@ -187,6 +188,21 @@ void precheck_platform(const std::string& path)
     check_simgrid_config_item(prop.node().attribute("id").value(), prop.node().attribute("value").value(),
                               where(prop.node()));
   check_platform_values(doc, where);
+  check_cluster_topologies(doc, where);
+  // A host or link turned off fails the actors and communications on it, which no model
+  // handles (exit 1, "NetworkFailureException raised in kernel mode").
+  for (const auto& hit : doc.select_nodes("//host[@state_file!=''] | //link[@state_file!=''] | //peer[@state_file!=''] | "
+                                          "//trace_connect[@kind='HOST_AVAIL' or @kind='LINK_AVAIL']")) {
+    const pugi::xml_node n = hit.node();
+    const std::string element = n.name();
+    const std::string kind = n.attribute("kind").value();
+    const bool link = element == "link" || kind == "LINK_AVAIL";
+    throw InputError(where(n), (element == "trace_connect" ? "<trace_connect kind=\"" + kind + "\">"
+                                                           : "<" + element + " state_file=...>") +
+                                   " turns a " + (link ? "link" : "host") +
+                                   " off and on, and simcore's models assume hosts and links that never fail; "
+                                   "expected no state trace (speed_file, bandwidth_file and latency_file vary rates)");
+  }
   // A Dijkstra zone without routes has no graph, and SimGrid 3.32 crashes (SIGSEGV in
   // xbt_graph_node_get_data) routing a host of it, even to itself.
   for (const char* routing : {"Dijkstra", "DijkstraCache"})

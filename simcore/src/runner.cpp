@@ -16,6 +16,7 @@
 #include <simgrid/version.h>
 #include <xbt/log.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <csignal>
@@ -159,8 +160,14 @@ void check_output_dir(const std::string& dir, const std::string& where = "")
     p = p.parent_path();
   if (!fs::is_directory(p, ec))
     throw InputError(at, "output folder: '" + p.string() + "' is not a directory; expected a folder path");
-  if (::access(p.c_str(), W_OK | X_OK) != 0)
-    throw InputError(at, "output folder: '" + p.string() + "' is not writable; expected a writable folder");
+  // access() grants root every folder, /proc and read-only mounts included: make a file there.
+  std::string probe = (p / ".simcore-write-check-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0)
+    throw InputError(at, "output folder: '" + p.string() + "' is not writable (" + std::strerror(errno) +
+                             "); expected a writable folder");
+  ::close(fd);
+  ::unlink(probe.c_str());
   // A result file's place taken by a folder (or a device) is found now, not after the run.
   if (fs::is_directory(dir, ec))
     for (const char* name : {"summary.json", "trace.h5"})

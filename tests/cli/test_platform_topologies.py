@@ -1,0 +1,114 @@
+"""Cluster topologies, state traces and output folders SimGrid 3.32 or the run failed on
+(found by fuzzing on 2026-12-07): each is now refused before the run (exit 2, at its line),
+and what lies just inside the limits runs."""
+
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+SOURCE_DIR = pathlib.Path(os.environ.get("SIMCORE_SOURCE_DIR") or pathlib.Path(__file__).resolve().parents[2])
+BIN = os.environ.get("SIMCORE_BIN", "")
+STAR = SOURCE_DIR / "scenarios" / "master_worker" / "star.xml"
+
+
+def simcore(*args, cwd):
+    assert BIN, "SIMCORE_BIN is not set: run these tests through ctest"
+    return subprocess.run([BIN, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def refused(*args, cwd):
+    res = simcore(*args, cwd=cwd)
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    return res.stderr
+
+
+def _platform(tmp_path, body):
+    platform = tmp_path / "p.xml"
+    platform.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                        f"<platform version=\"4.1\">\n{body}\n</platform>\n")
+    return platform
+
+
+def _cluster(topology, params, radical, extra=""):
+    return (f'<cluster id="c" prefix="n-" suffix="" radical="{radical}" speed="1Gf" bw="1GBps" lat="1us" {extra} '
+            f'topology="{topology}" topo_parameters="{params}"/>')
+
+
+@pytest.mark.parametrize("body, expected", [
+    # Aborts (exit 134): two dimensions of 1 name their links alike.
+    (_cluster("TORUS", "4,1,1", "0-3"), "topo_parameters='4,1,1'; expected the size of each dimension, such as "
+                                         "4,4,4: whole numbers from 1 to 1048576, at most one of them 1"),
+    # Read as 2 by std::stoi (a torus of 2 hosts, the other radicals unused); exit 1 past an int.
+    (_cluster("TORUS", "2x2", "0-3"), "topo_parameters='2x2'; expected the size of each dimension"),
+    (_cluster("TORUS", "99999999999", "0-3"), "topo_parameters='99999999999'; expected the size of each dimension"),
+    # An abort: fewer radicals than the topology's hosts.
+    (_cluster("TORUS", "2,2,2", "0-3"), "<cluster> radical='0-3' names 4 hosts, but topology TORUS '2,2,2' makes 8; "
+                                         "expected radicals for exactly 8 hosts, such as 0-7"),
+    (_cluster("FAT_TREE", "2;4,4;1,2;1", "0-15"), "topo_parameters='2;4,4;1,2;1'; expected LEVELS;DOWN;UP;COUNT"),
+    # An abort: limiter links are numbered by node, switches included.
+    (_cluster("FAT_TREE", "1;2;3;2", "0-1", 'limiter_link="1GBps"'),
+     "topo_parameters='1;2;3;2' with limiter_link: the tree has 3 switches for 2 hosts; expected no more switches"),
+    # An abort: a fat tree's parameters given to a dragonfly.
+    (_cluster("DRAGONFLY", "2;8,8;1,4;1,1", "0-7"),
+     "topo_parameters='2;8,8;1,4;1,1'; expected GROUPS,LINKS;CHASSIS,LINKS;BLADES,LINKS;NODES"),
+    # SIGSEGV routing from group 0 to group 2 (through blade 2 of 2).
+    (_cluster("DRAGONFLY", "3,1;2,1;2,1;1", "0-11"), "expected no more groups than blades per chassis (2)"),
+    # A billion hosts: SimGrid would have built them until memory ran out.
+    (_cluster("TORUS", "1000,1000,1000", "0-3"), "makes 1000000000 hosts and about 3000000000 links; expected at most "
+                                                  "1048576 hosts and 4194304 links"),
+    # Hosts and links turned off: NetworkFailureException, exit 1 ("internal error").
+    ('<zone id="z" routing="Full"><host id="a" speed="1Gf"/><trace id="t" periodicity="1">0 0&#10;0.5 1&#10;</trace>'
+     '<trace_connect kind="HOST_AVAIL" trace="t" element="a"/></zone>',
+     '<trace_connect kind="HOST_AVAIL"> turns a host off and on, and simcore\'s models assume hosts and links that '
+     'never fail; expected no state trace'),
+    ('<zone id="z" routing="Full"><host id="a" speed="1Gf" state_file="s.txt"/></zone>',
+     "<host state_file=...> turns a host off and on"),
+    ('<zone id="z" routing="Full"><host id="a" speed="1Gf"/><link id="l" bandwidth="1GBps" latency="0" '
+     'state_file="s.txt"/></zone>', "<link state_file=...> turns a link off and on"),
+])
+def test_cluster_topologies_and_state_traces_simgrid_fails_on_are_refused(tmp_path, body, expected):
+    platform = _platform(tmp_path, body)
+    err = refused("platform", platform, cwd=tmp_path)
+    assert f"{platform}:4: " in err and expected in err, err
+
+
+def test_a_platform_of_more_than_2_20_hosts_is_refused(tmp_path):
+    """radical="0-2147483647" built hosts until memory ran out (2^20 took 48 s and 5 GB)."""
+    platform = _platform(tmp_path, '<cluster id="c" prefix="n-" suffix="" radical="0-2147483647" speed="1Gf" '
+                                   'bw="1GBps" lat="1us"/>')
+    err = refused("platform", platform, cwd=tmp_path)
+    assert f"{platform}:3: the platform declares 2147483648 hosts; expected at most 1048576 (2^20)" in err, err
+
+
+@pytest.mark.parametrize("cluster, hosts", [
+    (_cluster("DRAGONFLY", "2,1;2,1;2,1;2", "0-15"), 16),           # as many groups as blades
+    (_cluster("DRAGONFLY", "1,1;3,1;1,1;2", "0-5"), 6),             # one group, one blade
+    (_cluster("TORUS", "4,4,1", "0-15"), 16),                       # one dimension of 1
+    (_cluster("FAT_TREE", "2;4,4;2,2;1,1", "0-15", 'limiter_link="1GBps"'), 16),  # 12 switches
+])
+def test_topologies_just_inside_the_limits_run(tmp_path, cluster, hosts):
+    """The master sends to every other host (the dragonfly's routes between its groups included)."""
+    platform = _platform(tmp_path, cluster)
+    scenario = tmp_path / "s.xml"
+    scenario.write_text(f'<?xml version="1.0"?>\n<scenario model="master_worker" seed="1">\n'
+                        f'  <platform file="{platform}"/>\n  <param name="tasks" value="{2 * (hosts - 1)}"/>\n'
+                        f'  <param name="task_bytes" value="1MB"/>\n</scenario>\n')
+    res = simcore("run", scenario, "--out", tmp_path / "o", "--quiet", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    metrics = json.loads((tmp_path / "o" / "summary.json").read_text())["metrics"]
+    assert metrics["workers"] == hosts - 1
+
+
+def test_an_output_folder_the_system_refuses_files_in_is_refused_before_the_run(tmp_path):
+    """access() grants root every folder: /proc passed the check and the run failed writing
+    its trace (exit 1)."""
+    err = refused("run", STAR, "--out", "/proc", cwd=tmp_path)
+    assert "/proc: output folder: '/proc' is not writable (" in err, err
+    assert not list(tmp_path.iterdir())
+    out = tmp_path / "new" / "o"  # a folder still to be made: its nearest parent is tried, and left clean
+    assert simcore("run", STAR, "--out", out, "--quiet", cwd=tmp_path).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new"]
+    assert not [p for p in (tmp_path / "new").iterdir() if p.name != "o"]
