@@ -1,5 +1,6 @@
 #include "simcore/platform.hpp"
 #include "cluster_topology.hpp"
+#include "zone_routes.hpp"
 #include "simcore/error.hpp"
 #include "simcore/units.hpp"
 
@@ -189,6 +190,7 @@ void precheck_platform(const std::string& path)
                               where(prop.node()));
   check_platform_values(doc, where);
   check_cluster_topologies(doc, where);
+  check_zone_routes(doc, where);
   // A host or link turned off fails the actors and communications on it, which no model
   // handles (exit 1, "NetworkFailureException raised in kernel mode").
   for (const auto& hit : doc.select_nodes("//host[@state_file!=''] | //link[@state_file!=''] | //peer[@state_file!=''] | "

@@ -1,4 +1,5 @@
-"""Cluster topologies, state traces and output folders SimGrid 3.32 or the run failed on
+"""Cluster topologies, zone routes, Wi-Fi and Vivaldi zones, state traces and output folders
+SimGrid 3.32 or the run failed on
 (found by fuzzing on 2026-12-07): each is now refused before the run (exit 2, at its line),
 and what lies just inside the limits runs."""
 
@@ -37,6 +38,15 @@ def _cluster(topology, params, radical, extra=""):
             f'topology="{topology}" topo_parameters="{params}"/>')
 
 
+def _ROUTE(src, dst, extra=""):
+    return f'<route src="{src}" dst="{dst}" {extra}><link_ctn id="l"/></route>'
+
+
+def _zone(routing, routes, coordinates=""):
+    return (f'<zone id="z" routing="{routing}"><host id="a" speed="1Gf" {coordinates}/><host id="b" speed="1Gf" '
+            f'{coordinates}/><link id="l" bandwidth="1GBps" latency="1us"/>{routes}</zone>')
+
+
 @pytest.mark.parametrize("body, expected", [
     # Aborts (exit 134): two dimensions of 1 name their links alike.
     (_cluster("TORUS", "4,1,1", "0-3"), "topo_parameters='4,1,1'; expected the size of each dimension, such as "
@@ -68,6 +78,24 @@ def _cluster(topology, params, radical, extra=""):
      "<host state_file=...> turns a host off and on"),
     ('<zone id="z" routing="Full"><host id="a" speed="1Gf"/><link id="l" bandwidth="1GBps" latency="0" '
      'state_file="s.txt"/></zone>', "<link state_file=...> turns a link off and on"),
+    # Routes declared twice (a symmetrical one counts both ways): an abort in Full and Floyd
+    # zones, SIGSEGV in Dijkstra ones; so was a symmetrical self route outside Full zones.
+    (_zone("Full", _ROUTE("a", "b") + _ROUTE("b", "a")),
+     "<route src=\"b\" dst=\"a\">: the route from 'b' to 'a' is declared already in zone 'z' (routes are "
+     "symmetrical unless symmetrical=\"NO\"); expected one route a direction"),
+    (_zone("Dijkstra", _ROUTE("a", "b") + _ROUTE("a", "b", 'symmetrical="NO"')),
+     "the route from 'a' to 'b' is declared already in zone 'z'"),
+    (_zone("Floyd", _ROUTE("a", "a") + _ROUTE("a", "b")),
+     "<route src=\"a\" dst=\"a\"> in a <zone routing=\"Floyd\"> is symmetrical, so SimGrid 3.32 declares it twice"),
+    # Aborts at the first message: no station rate without code, or no access point.
+    ('<zone id="z" routing="Wifi"><prop id="access_point" value="r"/><router id="r"/><host id="a" speed="1Gf"/>'
+     '<host id="b" speed="1Gf"/></zone>', '<zone routing="Wifi">; expected wired zones and links'),
+    # An abort (3 dimensions expected), and a latency of inf ("deadlocked at t=inf", exit 1).
+    (_zone("Full", "", 'coordinates="1 2 3 4"'), "<host> coordinates='1 2 3 4'; expected three numbers of at most "
+                                                 "1e8 in size"),
+    (_zone("Vivaldi", "", 'coordinates="1e308 1e308 -1e308"'), "<host> coordinates='1e308 1e308 -1e308'"),
+    ('<zone id="z" routing="Vivaldi"><host id="a" speed="1Gf"/></zone>',
+     '<host id="a"> of a Vivaldi zone without coordinates; expected coordinates=\'X Y HEIGHT\''),
 ])
 def test_cluster_topologies_and_state_traces_simgrid_fails_on_are_refused(tmp_path, body, expected):
     platform = _platform(tmp_path, body)
@@ -88,8 +116,12 @@ def test_a_platform_of_more_than_2_20_hosts_is_refused(tmp_path):
     (_cluster("DRAGONFLY", "1,1;3,1;1,1;2", "0-5"), 6),             # one group, one blade
     (_cluster("TORUS", "4,4,1", "0-15"), 16),                       # one dimension of 1
     (_cluster("FAT_TREE", "2;4,4;2,2;1,1", "0-15", 'limiter_link="1GBps"'), 16),  # 12 switches
+    (_zone("Full", _ROUTE("a", "a") + _ROUTE("a", "b")), 2),          # a symmetrical self route
+    (_zone("Floyd", _ROUTE("a", "b", 'symmetrical="NO"') + _ROUTE("b", "a", 'symmetrical="NO"')), 2),
+    (_zone("Dijkstra", _ROUTE("a", "a", 'symmetrical="NO"') + _ROUTE("a", "b")), 2),
+    (_zone("Vivaldi", "", 'coordinates="1e8 -1e8 1.5"'), 2),
 ])
-def test_topologies_just_inside_the_limits_run(tmp_path, cluster, hosts):
+def test_topologies_and_routes_just_inside_the_limits_run(tmp_path, cluster, hosts):
     """The master sends to every other host (the dragonfly's routes between its groups included)."""
     platform = _platform(tmp_path, cluster)
     scenario = tmp_path / "s.xml"
