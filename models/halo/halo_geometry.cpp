@@ -2,6 +2,8 @@
 
 #include <simcore/process_grid.hpp>
 
+#include <cstdio>
+
 namespace halo {
 
 namespace {
@@ -66,6 +68,17 @@ std::string check_decomposition(const Grid& grid, const HaloSpec& spec)
     if ((grid.procs[d] > 1 || grid.periodic[d]) && narrowest < spec.width)
       return std::string("ranks own as few as ") + std::to_string(narrowest) + " cells along " + names[d] +
              ", fewer than the halo width " + std::to_string(spec.width);
+  }
+  // Byte counts are int64 sums over the ranks' faces: a grid of 1e12 x 1e12 x 1e11 cells
+  // wrapped them to negative bytes, exit 0. 2^53 bytes (9 PB) also keeps them exact as doubles.
+  const double bytes = static_cast<double>(grid.cells[0]) * static_cast<double>(grid.cells[1]) *
+                       static_cast<double>(grid.cells[2]) * static_cast<double>(spec.variables) *
+                       static_cast<double>(spec.element_size);
+  if (bytes > 9007199254740992.0) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", bytes);
+    return std::string("the grid holds ") + text + " bytes (cells x variables x element_size); expected at most 2^53 "
+                                                   "bytes (9 PB)";
   }
   return "";
 }

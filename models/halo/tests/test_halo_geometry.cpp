@@ -130,4 +130,12 @@ TEST_CASE("halo: decompositions that cannot hold the halo are refused", "[halo][
         "ranks own as few as 1 cells along y, fewer than the halo width 2");
   CHECK(halo::check_decomposition(Grid{{8, 8, 1}, {1, 1, 1}, {false, false, true}}, s) ==
         "ranks own as few as 1 cells along z, fewer than the halo width 2");
+  // Byte counts are int64 sums: 1e12 x 1e12 x 1e11 cells gave negative bytes (exit 0). The
+  // bound is 2^53 bytes: 2^50 cells of 8 bytes pass, one more z plane does not.
+  CHECK(halo::check_decomposition(Grid{{1 << 20, 1 << 20, 1 << 10}, {1, 1, 1}, {false, false, false}}, s).empty());
+  CHECK(halo::check_decomposition(Grid{{1 << 20, 1 << 20, (1 << 10) + 1}, {1, 1, 1}, {false, false, false}}, s) ==
+        "the grid holds 9.02e+15 bytes (cells x variables x element_size); expected at most 2^53 bytes (9 PB)");
+  CHECK(halo::check_decomposition(Grid{{1000000000000, 1000000000000, 100000000000}, {2, 1, 1}, {false, false, false}},
+                                  s) == "the grid holds 8e+35 bytes (cells x variables x element_size); expected at "
+                                        "most 2^53 bytes (9 PB)");
 }
