@@ -4,26 +4,13 @@ of an earlier result survives a failed run."""
 
 import json
 import os
-import pathlib
-import subprocess
 
 import pytest
 
-SOURCE_DIR = pathlib.Path(os.environ.get("SIMCORE_SOURCE_DIR") or pathlib.Path(__file__).resolve().parents[2])
-BIN = os.environ.get("SIMCORE_BIN", "")
+from cli_tool import SOURCE_DIR, refused, simcore
+
 STAR = SOURCE_DIR / "scenarios" / "master_worker" / "star.xml"
 HALO = SOURCE_DIR / "scenarios" / "halo" / "two_ranks_one_node.xml"
-
-
-def simcore(*args, cwd):
-    assert BIN, "SIMCORE_BIN is not set: run these tests through ctest"
-    return subprocess.run([BIN, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120)
-
-
-def refused(*args, cwd):
-    res = simcore(*args, cwd=cwd)
-    assert res.returncode == 2, (res.returncode, res.stderr)
-    return res.stderr
 
 
 @pytest.mark.parametrize("item, expected", [

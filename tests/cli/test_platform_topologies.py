@@ -1,29 +1,14 @@
 """Cluster topologies, zone routes, Wi-Fi and Vivaldi zones, state traces and output folders
-SimGrid 3.32 or the run failed on
-(found by fuzzing on 2026-12-07): each is now refused before the run (exit 2, at its line),
-and what lies just inside the limits runs."""
+SimGrid 3.32 or the run failed on (found by fuzzing on 2026-12-07): each is now refused
+before the run (exit 2, at its line), and what lies just inside the limits runs."""
 
 import json
-import os
-import pathlib
-import subprocess
 
 import pytest
 
-SOURCE_DIR = pathlib.Path(os.environ.get("SIMCORE_SOURCE_DIR") or pathlib.Path(__file__).resolve().parents[2])
-BIN = os.environ.get("SIMCORE_BIN", "")
+from cli_tool import SOURCE_DIR, refused, simcore
+
 STAR = SOURCE_DIR / "scenarios" / "master_worker" / "star.xml"
-
-
-def simcore(*args, cwd):
-    assert BIN, "SIMCORE_BIN is not set: run these tests through ctest"
-    return subprocess.run([BIN, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120)
-
-
-def refused(*args, cwd):
-    res = simcore(*args, cwd=cwd)
-    assert res.returncode == 2, (res.returncode, res.stderr)
-    return res.stderr
 
 
 def _platform(tmp_path, body):
