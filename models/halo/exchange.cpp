@@ -11,6 +11,8 @@
 #include <xbt/config.hpp>
 #include <xbt/log.h>
 
+#include <set>
+
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
@@ -107,6 +109,12 @@ void Exchange::start(simcore::SimContext& ctx)
         d->seal();
         bus_[h] = d;
       }
+  // The plan asks SimGrid for the route of every pair of neighbours on two hosts.
+  std::set<std::pair<sg4::Host*, sg4::Host*>> routes;
+  for (std::int64_t r = 0; r < s_.grid.ranks(); r++)
+    for (const auto& n : neighbours(s_.grid, s_.spec, r))
+      routes.emplace(s_.host_of_rank[static_cast<std::size_t>(r)], s_.host_of_rank[static_cast<std::size_t>(n.rank)]);
+  ctx.check_routes({routes.begin(), routes.end()});
   plan_ = make_plan(s_, [this](sg4::Host* a, sg4::Host* b, double bytes, bool loopback_only) {
     return route(a, b, bytes, loopback_only);
   });

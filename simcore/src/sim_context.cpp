@@ -1,6 +1,7 @@
 #include "simcore/sim_context.hpp"
 #include "simcore/natural_order.hpp"
 #include "simcore/error.hpp"
+#include "simcore/route_check.hpp"
 #include "simcore/scenario.hpp"
 
 #include <simgrid/Exception.hpp>
@@ -15,6 +16,12 @@ SimContext::SimContext(simgrid::s4u::Engine& engine, const Scenario& scenario, c
 }
 
 const ParamSet& SimContext::params() const { return scenario_.params(); }
+
+void SimContext::check_routes(const std::vector<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>>& pairs) const
+{
+  simcore::check_routes(pairs, scenario_.platform_path(),
+                        "model '" + scenario_.model_name() + "' sends messages from one to the other");
+}
 
 simgrid::s4u::ActorPtr SimContext::create_actor(const std::string& name, simgrid::s4u::Host* host,
                                                std::function<void()> code)

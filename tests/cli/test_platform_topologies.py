@@ -129,3 +129,47 @@ def test_an_output_folder_the_system_refuses_files_in_is_refused_before_the_run(
     assert simcore("run", STAR, "--out", out, "--quiet", cwd=tmp_path).returncode == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new"]
     assert not [p for p in (tmp_path / "new").iterdir() if p.name != "o"]
+
+
+_HOSTS = '<host id="a" speed="1Gf"/><host id="b" speed="1Gf"/><link id="l" bandwidth="1GBps" latency="1us"/>'
+_B_TO_A = _ROUTE("b", "a", 'symmetrical="NO"')
+
+
+@pytest.mark.parametrize("zone, why", [
+    # An empty route, then an abort at the first message ("no connecting path").
+    (f'<zone id="z" routing="Full">{_HOSTS}</zone>', "SimGrid finds no path"),
+    # An abort at the first message ("unexpected synchro state READY").
+    (f'<zone id="z" routing="Floyd">{_HOSTS}{_B_TO_A}</zone>',
+     "SimGrid: No route from 'a' to 'b'"),
+    # Never ended: SimGrid 3.32 looked for the path without end.
+    (f'<zone id="z" routing="Dijkstra">{_HOSTS}{_B_TO_A}</zone>',
+     "SimGrid 3.32 never finished looking for it"),
+    # An abort: "There can't be route in an Empty zone".
+    (f'<zone id="z" routing="None">{_HOSTS}</zone>', "SimGrid 3.32 aborted: There can't be route in an Empty zone"),
+])
+@pytest.mark.parametrize("model", ["master_worker", "halo"])
+def test_a_route_the_model_needs_and_the_platform_lacks_is_refused_before_the_run(tmp_path, zone, why, model):
+    platform = _platform(tmp_path, zone)
+    params = ('<param name="tasks" value="2"/>' if model == "master_worker" else
+              '<param name="ranks" value="2"/><param name="procs" value="2,1,1"/><param name="periodic" value="false"/>'
+              '<param name="ranks_per_node" value="1"/><param name="local_cells" value="8,8,8"/>')
+    scenario = tmp_path / "s.xml"
+    scenario.write_text(f'<?xml version="1.0"?>\n<scenario model="{model}" seed="1">\n'
+                        f'  <platform file="{platform}"/>\n  {params}\n</scenario>\n')
+    for command in (["validate"], ["run", "--out", tmp_path / "o"]):
+        err = refused(command[0], scenario, *command[1:], cwd=tmp_path)
+        assert err.count("\n") == 1, err
+        assert (f"{platform}:4: no route from host 'a' to host 'b' in zone 'z' ({why}" in err
+                and f"model '{model}' sends messages from one to the other; expected a <route>" in err), err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_route_between_zones_without_a_zone_route_is_refused_at_their_common_zone(tmp_path):
+    platform = _platform(tmp_path, '<zone id="top" routing="Full">\n<zone id="za" routing="Full"><host id="a" '
+                                   'speed="1Gf"/></zone>\n<zone id="zb" routing="Full"><host id="b" speed="1Gf"/>'
+                                   '</zone>\n</zone>')
+    scenario = tmp_path / "s.xml"
+    scenario.write_text(f'<?xml version="1.0"?>\n<scenario model="master_worker" seed="1">\n'
+                        f'  <platform file="{platform}"/>\n</scenario>\n')
+    err = refused("validate", scenario, cwd=tmp_path)
+    assert f"{platform}:4: no route from host 'a' to host 'b' in zone 'top' (SimGrid: " in err, err

@@ -61,6 +61,10 @@ public:
     if (others.empty())
       throw simcore::InputError(ctx.scenario().platform_path(), "the platform has no host for a worker; expected at least 2 hosts");
     workers_ = others;
+    std::vector<std::pair<sg4::Host*, sg4::Host*>> routes;
+    for (auto* w : workers_)
+      routes.emplace_back(master, w);
+    ctx.check_routes(routes); // a route the platform lacks: refused, not an abort at the first task
 
     send_start_.assign(tasks_, 0);
     send_end_.assign(tasks_, 0);

@@ -16,6 +16,7 @@
 #include <functional>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace simcore {
@@ -50,6 +51,11 @@ public:
   InputError param_error(const std::string& param, const std::string& message) const;
   /** A host by name; InputError naming the parameter when it does not exist. */
   simgrid::s4u::Host* host(const std::string& name, const std::string& param) const;
+  /** Refuses the platform (InputError at the zone that lacks it) where SimGrid cannot give the
+   *  route of a pair, first to second: the pairs the model sends between, asked for before it
+   *  relies on them (see simcore/route_check.hpp; SimGrid 3.32 aborts, crashes or loops on a
+   *  route a platform lacks). Call it in setup(), before asking SimGrid for routes. */
+  void check_routes(const std::vector<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>>& pairs) const;
   /** Host speed in flop/s after calibration (SimGrid applies calibrated speeds as a speed
    *  profile at time 0, so Host::get_speed() shows the platform's value until then). */
   double host_speed(const simgrid::s4u::Host* host) const;
