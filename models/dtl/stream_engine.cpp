@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
 #include <tuple>
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(model_dtl, simcore_models, "dtl: data transport layer for in situ workflows");
@@ -92,6 +93,21 @@ void StreamEngine::start(simcore::SimContext& ctx)
       }
     }
   }
+  // The routes the streams send over: publisher to subscriber (staging), or publisher to its
+  // file's storage host and that host to the file's readers (file).
+  std::set<std::pair<sg4::Host*, sg4::Host*>> routes;
+  for (const Channel& c : channels_) {
+    sg4::Host* from = w_.sim.host_of_rank[c.transfer.publisher];
+    sg4::Host* to = w_.streams[c.stream].readers[c.reader].app.host_of_rank[c.transfer.subscriber];
+    if (w_.streams[c.stream].engine == "file") {
+      sg4::Host* home = file_home_[c.stream][static_cast<std::size_t>(c.transfer.publisher)].host;
+      routes.emplace(from, home);
+      routes.emplace(home, to);
+    } else {
+      routes.emplace(from, to);
+    }
+  }
+  ctx.check_routes({routes.begin(), routes.end()});
   if (post_hoc) {
     done_mutex_ = sg4::Mutex::create();
     done_cv_ = sg4::ConditionVariable::create();
