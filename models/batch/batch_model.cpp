@@ -117,6 +117,15 @@ void BatchModel::setup(simcore::SimContext& ctx)
   if (workload_.too_large > 0)
     XBT_WARN("%lld jobs ask for more than the %lld cores of the machine: skipped", static_cast<long long>(workload_.too_large),
              static_cast<long long>(cluster_->total_cores()));
+  // No job gave a run of zeros (a wait of 0 s, a utilisation of 0) that looked like results.
+  if (workload_.jobs.empty())
+    throw ctx.param_error("workload", p.get_string("workload") + ": no job to simulate (" +
+                                          std::to_string(trace.records.size()) + " kept of the trace, " +
+                                          std::to_string(workload_.too_large) + " of them too large for the " +
+                                          std::to_string(cluster_->total_cores()) + " cores, " +
+                                          std::to_string(workload_.unknown) + " without size or run time; " +
+                                          std::to_string(trace.dropped_status) + " cancelled or failed dropped); "
+                                          "expected at least one job within first_jobs, window_start and window_end");
   for (auto& j : workload_.jobs)
     j.slots = cluster_->slots_for(j.cores);
 
@@ -253,7 +262,8 @@ void BatchModel::report(const simcore::SimContext&, simcore::Results& results)
   results.set_metric("lines_with_extra_fields", extra_field_lines_);
   results.set_metric("killed_at_requested_time", killed);
   results.set_metric("cores", cluster_->total_cores());
-  results.set_metric("trace_max_procs", header_.max_procs);
+  if (header_.max_procs > 0) // SWF's -1: the trace does not say
+    results.set_metric("trace_max_procs", header_.max_procs);
   results.set_metric("makespan", makespan, "s");
   results.set_metric("utilisation", makespan > 0 ? work / (static_cast<double>(cluster_->total_cores()) * makespan) : 0.0);
   results.set_metric("peak_busy_cores", peak_busy_cores_);

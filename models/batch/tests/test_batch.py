@@ -230,6 +230,25 @@ def test_extra_fields_are_accepted_and_counted(tmp_path):
     assert res.metrics["lines_with_extra_fields"] == 1 and res.metrics["jobs"] == 2
 
 
+def test_a_workload_without_jobs_is_refused_and_an_unknown_machine_size_not_reported(tmp_path):
+    """An empty trace (or one whose jobs were all filtered out) ran to a wait of 0 s, a
+    utilisation of 0 and trace_max_procs = -1 (SWF's "unknown"), exit 0."""
+    scenario = tmp_path / "s.xml"
+    for name, text in (("empty.swf", ""), ("big.swf", swf_line(1, 0, 10, 8, 10) + "\n")):
+        (tmp_path / name).write_text(text)
+        scenario.write_text('<?xml version="1.0"?>\n<scenario model="batch" seed="1">\n  <platform file="%s"/>\n'
+                            '  <param name="workload" value="%s"/>\n</scenario>\n' % (TWO_NODES, name))
+        with pytest.raises(simcore.InputError) as e:
+            simcore.load(scenario).run()
+        assert "s.xml:4: %s: no job to simulate (" % (tmp_path / name) in str(e.value), str(e.value)
+    assert "1 kept of the trace, 1 of them too large for the 4 cores" in str(e.value)
+    (tmp_path / "one.swf").write_text(swf_line(1, 0, 10, 2, 10) + "\n")  # no MaxProcs line
+    scenario.write_text(scenario.read_text().replace("big.swf", "one.swf"))
+    res = simcore.load(scenario).run()
+    assert res.metrics["jobs"] == 1 and "trace_max_procs" not in res.metrics
+    assert run_jobs(tmp_path, [(0, 10, 2, 10)])[1]["trace_max_procs"] == 4
+
+
 def test_jobs_larger_than_the_machine_are_skipped_and_counted(tmp_path):
     rows, m = run_jobs(tmp_path, [(0, 10, 2, 10), (1, 10, 8, 10), (2, 10, 4, 10)], policy="fcfs")
     assert sorted(rows) == [1, 3]
