@@ -261,11 +261,17 @@ Reader read_reader(const Source& src, const Stream& stream, std::int64_t steps, 
     for (const auto* sel : src.element->children_named("select")) {
       const std::string& name = sel->attributes().get_string("variable");
       bool known = false;
-      for (const auto& var : stream.variables)
+      std::string names;
+      for (const auto& var : stream.variables) {
         known = known || var.name == name;
+        names += (names.empty() ? "" : ", ") + var.name;
+      }
+      // Without the attribute its origin is "default": the <select> line says where.
+      const std::string& origin = sel->attributes().origin("variable");
       if (!known)
-        throw InputError(sel->attributes().origin("variable"), "<select variable=\"" + name + "\">: the stream has "
-                                                               "no such variable");
+        throw InputError(origin == "default" ? sel->where() : origin,
+                         "<select variable=\"" + name + "\">: the stream has no such variable; expected one of " +
+                             names);
     }
   return r;
 }

@@ -158,7 +158,10 @@ def test_a_reader_selects_per_variable(tmp_path):
 
 @pytest.mark.parametrize("attrs, reader, line, message", [
     ("", '<reader name="r" ranks="1" hosts="b"><select variable="wind"/></reader>', 14,
-     "<select variable=\"wind\">: the stream has no such variable"),
+     "<select variable=\"wind\">: the stream has no such variable; expected one of temperature, pressure"),
+    # Without the attribute, the error was located at "default".
+    ("", '<reader name="r" ranks="1" hosts="b"><select start="0,0" count="1,1"/></reader>', 14,
+     "<select variable=\"\">: the stream has no such variable; expected one of temperature, pressure"),
     ("", '<reader name="r" ranks="1" hosts="b" selection_start="0,0" selection_count="1,1"/>', 14,
      "applies to streams of one variable; this one has 2"),
     ('shape="10,10"', '<reader name="r" ranks="1" hosts="b"/>', 11,
