@@ -239,3 +239,18 @@ def test_a_scenario_in_utf16_is_refused(tmp_path):
     path.write_bytes(STAR.read_text().encode("utf-16"))
     assert "u16.xml: holds NUL bytes (UTF-16 or UTF-32 text?); expected an XML file in UTF-8" in \
         refused("validate", path, cwd=tmp_path)
+
+
+def test_more_actors_than_the_system_can_hold_at_once_are_refused(tmp_path):
+    """40,000 ranks: SimGrid aborted ("Failed to protect stack"), each actor's stack taking two
+    of the 65,530 memory mappings Linux allows a process by default."""
+    scenario = tmp_path / "s.xml"
+    scenario.write_text(f'<?xml version="1.0"?>\n<scenario model="halo" seed="1">\n'
+                        f'  <platform file="{SOURCE_DIR}/platforms/fat_tree.xml"/>\n'
+                        '  <param name="ranks" value="40000"/>\n  <param name="local_cells" value="2,2,2"/>\n'
+                        '  <param name="iterations" value="1"/>\n  <param name="ranks_per_node" value="625"/>\n'
+                        '</scenario>\n')
+    err = refused("run", scenario, "--out", tmp_path / "o", cwd=tmp_path)
+    assert f"{scenario}: model 'halo' runs more than " in err and " actors at once (each has a stack" in err, err
+    assert err.count("\n") == 1, err
+    assert not (tmp_path / "o").exists()
