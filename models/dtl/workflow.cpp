@@ -406,6 +406,12 @@ Workflow build_workflow(const simcore::SimContext& ctx)
     for (const auto* rd : readers) {
       const Source rsrc{ctx, rd->attributes(), rd};
       s.readers.push_back(read_reader(rsrc, s, w.steps, false));
+      // The outputs name a stream's readers: two of one name were told apart by nothing.
+      for (std::size_t k = 0; k + 1 < s.readers.size(); k++)
+        if (s.readers[k].app.name == s.readers.back().app.name)
+          throw InputError(rd->where(), "a second <reader name=\"" + s.readers.back().app.name + "\"> in <stream name=\"" +
+                                            s.name + "\"> (the first is at " + readers[k]->where() +
+                                            "); expected unique reader names");
     }
     w.streams.push_back(std::move(s));
   }

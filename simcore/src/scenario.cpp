@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <regex>
 #include <sstream>
@@ -172,6 +173,11 @@ Scenario Scenario::load(const std::string& path_arg)
     if (n.type() == pugi::node_element)
       throw InputError(loc.at(n), "a second root element <" + std::string(n.name()) +
                                       ">; expected one <scenario> per file");
+  // Text after the root element (pugixml drops it): what follows the file's last '>'.
+  if (const auto last = text.find_last_of('>');
+      last != std::string::npos && text.find_first_not_of(" \t\r\n", last + 1) != std::string::npos)
+    throw InputError(loc.at_offset(static_cast<std::ptrdiff_t>(text.find_first_not_of(" \t\r\n", last + 1))),
+                     "text after the root element; expected the file to end with </scenario>");
   static const std::regex nul_reference("&#(0+|[xX]0+);");
   if (std::smatch m; std::regex_search(text, m, nul_reference))
     throw InputError(loc.at_offset(static_cast<std::ptrdiff_t>(m.position(0))),
@@ -193,13 +199,37 @@ Scenario Scenario::load(const std::string& path_arg)
     sc.seed_ = parse_seed(a.value(), loc.at(root));
   sc.params_ = ParamSet(info->params);
 
-  std::set<std::string> seen_params;
+  std::set<std::string> seen_params, seen_config;
+  std::map<std::string, std::string> seen_once; // <description>, <output>: where each was
   bool have_platform = false;
   for (const auto& n : root.children()) {
+    if (n.type() == pugi::node_pcdata && std::string(n.value()).find_first_not_of(" \t\r\n") != std::string::npos)
+      throw InputError(loc.at(n), "<scenario> holds text; expected only elements");
     if (n.type() != pugi::node_element)
       continue;
     const std::string tag = n.name();
     const std::string where = loc.at(n);
+    // The kernel's own elements hold nothing (<description> text only): what was put inside
+    // them (a <param> in an <output>) was ignored.
+    if (tag == "description" || tag == "platform" || tag == "calibration" || tag == "param" || tag == "config" ||
+        tag == "output")
+      for (const auto& c : n.children()) {
+        const bool text = c.type() == pugi::node_pcdata || c.type() == pugi::node_cdata;
+        if (c.type() == pugi::node_element ||
+            (text && tag != "description" && std::string(c.value()).find_first_not_of(" \t\r\n") != std::string::npos))
+          throw InputError(loc.at(c), "<" + tag + "> holds " +
+                                          (c.type() == pugi::node_element ? "an element <" + std::string(c.name()) + ">"
+                                                                          : std::string("text")) +
+                                          ", which would be ignored; expected " +
+                                          (tag == "description" ? "text only" : "attributes only") +
+                                          " (each element directly in <scenario>)");
+      }
+    if (tag == "description" || tag == "output") {
+      const auto [first, fresh] = seen_once.emplace(tag, where);
+      if (!fresh)
+        throw InputError(where, "a second <" + tag + "> (the first is at " + first->second +
+                                    "); expected at most one");
+    }
     if (tag == "description") {
       check_attributes(n, {}, loc);
       sc.description_ = n.text().get();
@@ -227,6 +257,8 @@ Scenario Scenario::load(const std::string& path_arg)
       std::string name = required_attribute(n, "name", loc);
       if (!n.attribute("value"))
         throw InputError(where, "<config name=\"" + name + "\"> needs attribute value=\"...\"");
+      if (!seen_config.insert(name).second)
+        throw InputError(where, "SimGrid configuration '" + name + "' is given twice; expected each item at most once");
       sc.config_.push_back(ConfigItem{name, n.attribute("value").value(), where});
     } else if (tag == "output") {
       check_attributes(n, {"dir", "trace", "csv"}, loc);

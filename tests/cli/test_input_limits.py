@@ -254,3 +254,25 @@ def test_more_actors_than_the_system_can_hold_at_once_are_refused(tmp_path):
     assert f"{scenario}: model 'halo' runs more than " in err and " actors at once (each has a stack" in err, err
     assert err.count("\n") == 1, err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("edit, line, expected", [
+    # Each ran with the element or text ignored (exit 0): found by fuzzing on 2026-12-07.
+    (lambda t: t.replace('<param name="tasks" value="200"/>',
+                         '<output dir="o">\n    <param name="tasks" value="3"/>\n  </output>'), 8,
+     "<output> holds an element <param>, which would be ignored; expected attributes only"),
+    (lambda t: t.replace('</scenario>', '  <config name="network/TCP-gamma" value="4194304">x</config>\n</scenario>'),
+     11, "<config> holds text, which would be ignored; expected attributes only"),
+    (lambda t: t.replace('</scenario>', '</scenario>\ngarbage'), 12,
+     "text after the root element; expected the file to end with </scenario>"),
+    (lambda t: t.replace('</scenario>', '  loose text\n</scenario>'), 11, "<scenario> holds text; expected only elements"),
+    (lambda t: t.replace('</scenario>', '  <output trace="false"/>\n  <output csv="true"/>\n</scenario>'), 12,
+     "a second <output> (the first is at"),
+    (lambda t: t.replace('</scenario>', '  <config name="network/TCP-gamma" value="1"/>\n'
+                                        '  <config name="network/TCP-gamma" value="2"/>\n</scenario>'), 12,
+     "SimGrid configuration 'network/TCP-gamma' is given twice; expected each item at most once"),
+])
+def test_what_the_scenario_would_ignore_is_refused_at_its_line(tmp_path, edit, line, expected):
+    path = _star_copy(tmp_path, edit)
+    err = refused("validate", path, cwd=tmp_path)
+    assert f"s.xml:{line}: {expected}" in err, (err, path.read_text())

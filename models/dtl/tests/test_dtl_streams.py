@@ -185,6 +185,10 @@ def test_duplicate_variable_and_misplaced_block(tmp_path):
     with pytest.raises(simcore.InputError, match=r":14: <block> directly in a <stream> with <variable> elements"):
         simcore.load(scenario(tmp_path, misplaced.format(attrs="", reader=READER.format(name="v", ranks=1, extra=""))
                               )).run()
+    two = READER.format(name="viz", ranks=1, extra="") + "\n  " + READER.format(name="viz", ranks=1, extra="")
+    with pytest.raises(simcore.InputError, match=r":15: a second <reader name=\"viz\"> in <stream name=\"fields\"> "
+                                                 r"\(the first is at .*:14\); expected unique reader names"):
+        simcore.load(scenario(tmp_path, VARS.format(attrs="", reader=two))).run()
 
 
 def test_python_models_lists_the_elements():
