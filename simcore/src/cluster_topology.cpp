@@ -30,10 +30,13 @@ std::vector<std::string> split(const std::string& text, char sep)
   }
 }
 
-/** A count from 1 to kMostPerItem written in digits only (SimGrid's std::stoi read "2x2" as 2
- *  and aborted past an int); 0 when it is not one. */
-long long count_of(const std::string& text)
+/** A count from 1 to kMostPerItem written in digits only, blanks around it aside (SimGrid's
+ *  std::stoi read "2x2" as 2 and aborted past an int); 0 when it is not one. */
+long long count_of(std::string text)
 {
+  // Blanks around a count are SimGrid's too ("2, 2, 2"): std::stoi skips them.
+  const auto first = text.find_first_not_of(" \t\r\n");
+  text = first == std::string::npos ? "" : text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
   if (text.empty() || text.size() > 7 || !std::all_of(text.begin(), text.end(), [](unsigned char c) {
         return std::isdigit(c);
       }))

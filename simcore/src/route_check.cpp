@@ -1,5 +1,6 @@
 #include "simcore/route_check.hpp"
 #include "simcore/error.hpp"
+#include "default_child_signal.hpp"
 
 #include <pugixml.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
@@ -10,6 +11,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -21,8 +23,11 @@
 #include <typeinfo>
 
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(simcore_routes, simcore, "routes a model needs");
@@ -33,10 +38,16 @@ namespace {
 
 /** What the child tells its parent, in memory they share. */
 struct Shared {
-  std::int64_t index = -1; ///< the pair being asked for
-  int status = 0;          ///< 0: not done (still asking, or it died asking)
-  char text[1024] = {};    ///< the exception's message
+  std::atomic<std::int64_t> index{-1}; ///< the pair being asked for
+  std::atomic<int> status{0};          ///< 0: not done (still asking, or it died asking)
+  char text[1024] = {};                ///< the exception's message
 };
+static_assert(std::atomic<std::int64_t>::is_always_lock_free, "shared between processes");
+
+/** Processor time one route may take the child before it counts as SimGrid 3.32's endless
+ *  search of a Dijkstra zone without the path (a route of a Dijkstra zone of 6,000 nodes took
+ *  about 2 ms). */
+constexpr double kCpuSecondsPerRoute = 2.0;
 enum Status { kAllFound = 1, kNoPath = 2, kThrew = 3 };
 
 /** SimGrid's last critical message in what the child wrote to its error stream, if any. */
@@ -107,9 +118,16 @@ bool within_one_cluster(const HostPair& p)
   return false;
 }
 
-[[noreturn]] void ask_in_child(const std::vector<HostPair>& pairs, Shared* shared, int error_fd)
+[[noreturn]] void ask_in_child(const std::vector<HostPair>& pairs, Shared* shared, int error_fd, pid_t parent)
 {
-  ::dup2(error_fd, STDERR_FILENO); // SimGrid's message where it aborts
+  // It ends with its parent (a run killed while SimGrid searches without end), leaves no core
+  // file where SimGrid aborts, and writes SimGrid's message where the parent reads it.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent)
+    ::_exit(1);
+  const struct rlimit no_core {0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  ::dup2(error_fd, STDERR_FILENO);
   for (std::size_t i = 0; i < pairs.size(); i++) {
     shared->index = static_cast<std::int64_t>(i);
     std::vector<simgrid::s4u::Link*> links;
@@ -157,21 +175,39 @@ void check_routes(std::vector<HostPair> pairs, const std::string& platform_path,
     return;
   }
   auto* shared = new (memory) Shared();
+  const DefaultChildSignal children_to_wait_for;
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0)
-    ask_in_child(pairs, shared, error_fd);
+    ask_in_child(pairs, shared, error_fd, parent);
   bool timed_out = false;
   int wait_status = 0;
   if (pid > 0) {
-    // SimGrid 3.32 loops without end asking a Dijkstra zone for a route it lacks.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3) +
-                          std::chrono::milliseconds(static_cast<long>(pairs.size()));
+    // An endless search is told by the child's processor time on one route, not by the clock:
+    // a loaded machine, or a run stopped and resumed, gives it no less time to answer. Where
+    // that time cannot be read, a minute and 10 ms a pair.
+    clockid_t clock{};
+    const bool timed = ::clock_getcpuclockid(pid, &clock) == 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60) +
+                          std::chrono::milliseconds(10 * static_cast<long>(pairs.size()));
+    std::int64_t last_index = -2;
+    double cpu_at_last = 0;
     for (;;) {
       const pid_t r = ::waitpid(pid, &wait_status, WNOHANG);
-      if (r == pid || (r < 0 && errno != EINTR)) // ECHILD: SIGCHLD ignored, the child reaped
+      if (r == pid || (r < 0 && errno != EINTR)) // ECHILD: reaped by another waitpid of the process
         break;
-      if (std::chrono::steady_clock::now() > deadline) {
+      bool endless = !timed && std::chrono::steady_clock::now() > deadline;
+      timespec t{};
+      if (timed && ::clock_gettime(clock, &t) == 0) {
+        const double cpu = static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+        const std::int64_t index = shared->index.load();
+        if (index != last_index)
+          last_index = index, cpu_at_last = cpu;
+        else
+          endless = cpu - cpu_at_last > kCpuSecondsPerRoute;
+      }
+      if (endless) {
         ::kill(pid, SIGKILL);
         ::waitpid(pid, &wait_status, 0);
         timed_out = true;
@@ -180,7 +216,9 @@ void check_routes(std::vector<HostPair> pairs, const std::string& platform_path,
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   }
-  const Shared result = *shared;
+  const std::int64_t result_index = shared->index.load();
+  const int result_status = shared->status.load();
+  const std::string result_text(shared->text, strnlen(shared->text, sizeof shared->text));
   const std::string critical = last_critical(error_fd);
   ::munmap(memory, sizeof(Shared));
   ::close(error_fd);
@@ -188,13 +226,13 @@ void check_routes(std::vector<HostPair> pairs, const std::string& platform_path,
     XBT_WARN("the routes the model needs are not checked: no child process (%s)", std::strerror(errno));
     return;
   }
-  if (result.status == kAllFound)
+  if (result_status == kAllFound)
     return;
-  if (result.index < 0 || result.index >= static_cast<std::int64_t>(pairs.size()))
+  if (result_index < 0 || result_index >= static_cast<std::int64_t>(pairs.size()))
     throw InternalError("checking the routes the model needs: the child process ended before asking for one");
-  const auto& [a, b] = pairs[static_cast<std::size_t>(result.index)];
-  std::string why = result.status == kNoPath ? "SimGrid finds no path"
-                    : result.status == kThrew ? std::string("SimGrid: ") + result.text
+  const auto& [a, b] = pairs[static_cast<std::size_t>(result_index)];
+  std::string why = result_status == kNoPath ? "SimGrid finds no path"
+                    : result_status == kThrew ? "SimGrid: " + result_text
                     : timed_out ? "SimGrid 3.32 never finished looking for it, as in a Dijkstra zone without a path"
                     : !critical.empty() ? "SimGrid 3.32 aborted: " + critical
                                         : "SimGrid 3.32 crashed looking for it";

@@ -10,6 +10,7 @@
 #include "simcore/results.hpp"
 #include "simcore/sim_context.hpp"
 #include "simcore/version.hpp"
+#include "default_child_signal.hpp"
 
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -387,6 +388,7 @@ std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios
 {
   if (jobs < 1)
     jobs = 1;
+  const DefaultChildSignal children_to_wait_for;
   struct Running {
     pid_t pid;
     int fd;
@@ -491,7 +493,11 @@ std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios
     for (auto it = running.begin(); it != running.end();) {
       int status = 0;
       pid_t rc = ::waitpid(it->pid, &status, WNOHANG);
-      if (rc == it->pid) {
+      if (rc == it->pid || (rc < 0 && errno == ECHILD)) {
+        // ECHILD: reaped by another waitpid of the process (a handler of the caller's), its
+        // status lost; what it wrote to the pipe still says what went wrong, if anything did.
+        if (rc < 0)
+          status = kExitInternal << 8;
         reap(*it, status);
         it = running.erase(it);
         reaped = true;

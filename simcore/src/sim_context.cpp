@@ -5,9 +5,11 @@
 #include "simcore/scenario.hpp"
 
 #include <simgrid/Exception.hpp>
+#include <xbt/config.hpp>
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <string>
 
 namespace simcore {
@@ -30,9 +32,12 @@ namespace {
 /** Actors this process can hold at once: each has a stack of its own, two memory mappings with
  *  its guard page, of the vm.max_map_count Linux allows a process (65,530 by default); past it
  *  SimGrid 3.32 aborts ("Failed to protect stack"). Measured at the first actor: what the
- *  process maps already, less 4,096 mappings kept for the libraries' own. */
+ *  process maps already, less 1,024 mappings kept for the libraries' own. Without guard pages
+ *  (contexts/guard-size 0) the stacks merge into few mappings: no bound. */
 std::size_t actor_capacity(std::size_t alive)
 {
+  if (simgrid::config::get_value<int>("contexts/guard-size") == 0)
+    return std::numeric_limits<std::size_t>::max();
   static const std::size_t free_maps = [] {
     long most = 65530;
     std::ifstream("/proc/sys/vm/max_map_count") >> most;
@@ -40,7 +45,7 @@ std::size_t actor_capacity(std::size_t alive)
     long used = 0;
     for (std::string line; std::getline(maps, line);)
       ++used;
-    return static_cast<std::size_t>(std::max(most - used - 4096, 0L));
+    return static_cast<std::size_t>(std::max(most - used - 1024, 0L));
   }();
   static const std::size_t at_first = alive;
   return at_first + free_maps / 2;

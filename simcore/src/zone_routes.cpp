@@ -1,6 +1,7 @@
 #include "zone_routes.hpp"
 #include "simcore/error.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -44,21 +45,26 @@ void check_routes_of(const pugi::xml_node& zone, const std::function<std::string
   }
 }
 
-/** Three finite numbers of at most 1e8 in size: Vivaldi coordinates in ms, whose distances
- *  give latencies (SimGrid 3.32 aborted on other counts, and 1e308 made a latency of inf). */
+/** Three finite numbers of at most 1e8 in size between single spaces, as SimGrid 3.32 splits
+ *  them (it aborted on another count, two spaces or a tab included): Vivaldi coordinates in
+ *  ms, whose distances give latencies (1e308 made a latency of inf). */
 bool coordinates_ok(const std::string& text)
 {
-  std::istringstream in(text);
-  std::string item;
   int n = 0;
-  while (in >> item) {
-    char* end = nullptr;
-    const double v = std::strtod(item.c_str(), &end);
-    if (*end != '\0' || !std::isfinite(v) || std::fabs(v) > 1e8)
+  std::string::size_type start = 0;
+  for (;;) {
+    const auto end = text.find(' ', start);
+    const std::string item = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    char* stop = nullptr;
+    const double v = std::strtod(item.c_str(), &stop);
+    if (item.empty() || std::isspace(static_cast<unsigned char>(item.front())) || *stop != '\0' ||
+        !std::isfinite(v) || std::fabs(v) > 1e8)
       return false;
     ++n;
+    if (end == std::string::npos)
+      return n == 3;
+    start = end + 1;
   }
-  return n == 3;
 }
 
 } // namespace

@@ -3,10 +3,15 @@ SimGrid 3.32 or the run failed on (found by fuzzing on 2026-12-07): each is now 
 before the run (exit 2, at its line), and what lies just inside the limits runs."""
 
 import json
+import os
+import pathlib
+import signal
+import subprocess
+import time
 
 import pytest
 
-from cli_tool import SOURCE_DIR, refused, simcore
+from cli_tool import BIN, SOURCE_DIR, refused, simcore
 
 STAR = SOURCE_DIR / "scenarios" / "master_worker" / "star.xml"
 
@@ -79,6 +84,7 @@ def _zone(routing, routes, coordinates=""):
     (_zone("Full", "", 'coordinates="1 2 3 4"'), "<host> coordinates='1 2 3 4'; expected three numbers of at most "
                                                  "1e8 in size"),
     (_zone("Vivaldi", "", 'coordinates="1e308 1e308 -1e308"'), "<host> coordinates='1e308 1e308 -1e308'"),
+    (_zone("Vivaldi", "", 'coordinates="1  2 3"'), "<host> coordinates='1  2 3'"),  # split at each space: an abort
     ('<zone id="z" routing="Vivaldi"><host id="a" speed="1Gf"/></zone>',
      '<host id="a"> of a Vivaldi zone without coordinates; expected coordinates=\'X Y HEIGHT\''),
 ])
@@ -100,6 +106,7 @@ def test_a_platform_of_more_than_2_20_hosts_is_refused(tmp_path):
     (_cluster("DRAGONFLY", "2,1;2,1;2,1;2", "0-15"), 16),           # as many groups as blades
     (_cluster("DRAGONFLY", "1,1;3,1;1,1;2", "0-5"), 6),             # one group, one blade
     (_cluster("TORUS", "4,4,1", "0-15"), 16),                       # one dimension of 1
+    (_cluster("TORUS", "2, 2, 2", "0-7"), 8),                       # blanks, as SimGrid's std::stoi takes
     (_cluster("FAT_TREE", "2;4,4;2,2;1,1", "0-15", 'limiter_link="1GBps"'), 16),  # 12 switches
     (_zone("Full", _ROUTE("a", "a") + _ROUTE("a", "b")), 2),          # a symmetrical self route
     (_zone("Floyd", _ROUTE("a", "b", 'symmetrical="NO"') + _ROUTE("b", "a", 'symmetrical="NO"')), 2),
@@ -173,3 +180,30 @@ def test_a_route_between_zones_without_a_zone_route_is_refused_at_their_common_z
                         f'  <platform file="{platform}"/>\n</scenario>\n')
     err = refused("validate", scenario, cwd=tmp_path)
     assert f"{platform}:4: no route from host 'a' to host 'b' in zone 'top' (SimGrid: " in err, err
+
+
+def test_a_killed_run_takes_its_route_check_with_it(tmp_path):
+    """The child asking SimGrid for routes searched a Dijkstra zone without end after its run
+    was killed (parent 1, at full processor time)."""
+    platform = _platform(tmp_path, f'<zone id="z" routing="Dijkstra">{_HOSTS}{_B_TO_A}</zone>')
+    scenario = tmp_path / "s.xml"
+    scenario.write_text(f'<?xml version="1.0"?>\n<scenario model="master_worker" seed="1">\n'
+                        f'  <platform file="{platform}"/>\n</scenario>\n')
+    run = subprocess.Popen([BIN, "validate", str(scenario)], cwd=tmp_path, stderr=subprocess.DEVNULL)
+    children = []
+    for _ in range(500):  # its child appears once the model is set up
+        children = pathlib.Path(f"/proc/{run.pid}/task/{run.pid}/children").read_text().split()
+        if children:
+            break
+        time.sleep(0.01)
+    assert children, "no route check started"
+    run.send_signal(signal.SIGTERM)
+    run.wait(timeout=10)
+    for _ in range(200):
+        if not pathlib.Path(f"/proc/{children[0]}").exists() or \
+                pathlib.Path(f"/proc/{children[0]}/stat").read_text().split()[2] == "Z":
+            break
+        time.sleep(0.01)
+    else:
+        os.kill(int(children[0]), signal.SIGKILL)
+        raise AssertionError("the route check outlived its run")

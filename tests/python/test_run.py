@@ -2,12 +2,15 @@
 
 import json
 import os
+import subprocess
+import sys
 import tempfile
 
 import numpy as np
 import pytest
 
 import simcore
+from conftest import STAR_SCENARIO
 
 # Communication-bound (W*c > c+x) and compute-bound (c+x > W*c) cases with factors 1,
 # task counts that are not multiples of the worker count.
@@ -325,3 +328,17 @@ def test_output_csv_writes_every_table(tmp_path):
     assert len(rows) == len(table)
     assert [float(r["start"]) for r in rows[:50]] == list(table["start"][:50])
     assert rows[0]["predicted_start_scheduler"] == "nan"
+
+
+def test_runs_end_where_the_caller_ignores_sigchld(tmp_path):
+    """With SIGCHLD ignored the system reaps the run's child at once, and run() waited for it
+    without end; the route check's child too. Run in a fresh interpreter: the setting is the
+    process's."""
+    code = ("import signal, simcore\n"
+            "signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+            f"r = simcore.load({str(STAR_SCENARIO)!r}).run(out={str(tmp_path / 'o')!r})\n"
+            "print(r.metrics['tasks'], signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["200", "True"]  # the caller's setting is back
