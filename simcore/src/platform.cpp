@@ -1,5 +1,7 @@
 #include "simcore/platform.hpp"
 #include "cluster_topology.hpp"
+#include "platform_elements.hpp"
+#include "platform_traces.hpp"
 #include "zone_routes.hpp"
 #include "simcore/error.hpp"
 #include "simcore/units.hpp"
@@ -65,25 +67,6 @@ void check_platform_values(const pugi::xml_document& doc, const std::function<st
       throw InputError(where(zone.node().child("route") ? zone.node().child("route") : zone.node().child("zoneRoute")),
                        "a route in a <zone routing=\"None\">, which takes none; expected routing=\"Full\" for a zone "
                        "with routes");
-  }
-  // A <trace>'s "date value" lines: a negative value or date failed an assertion in SimGrid
-  // 3.32 (nextDateVal.value_>=0), an abort.
-  for (const auto& hit : doc.select_nodes("//trace")) {
-    std::stringstream lines(hit.node().text().get());
-    std::string line;
-    while (std::getline(lines, line)) {
-      std::stringstream fields(line);
-      std::string first;
-      double date = 0, value = 0;
-      if (!(fields >> first) || first == "PERIODICITY" || first == "LOOPAFTER" || first.front() == '#')
-        continue;
-      char* end = nullptr;
-      date = std::strtod(first.c_str(), &end);
-      if (*end == '\0' && (fields >> value) && (date < 0 || value < 0))
-        throw InputError(where(hit.node()), "<trace> line '" + line + "' holds a negative " +
-                                                (date < 0 ? "date" : "value") +
-                                                "; expected dates and values of 0 or more");
-    }
   }
   if (const auto include = doc.select_node("//include"))
     throw InputError(where(include.node()), "<include> (SimGrid 3.32 aborts on it); expected the platform in one file");
@@ -190,7 +173,9 @@ void precheck_platform(const std::string& path)
                               where(prop.node()));
   check_platform_values(doc, where);
   check_cluster_topologies(doc, where);
+  check_platform_elements(doc, where);
   check_zone_routes(doc, where);
+  check_platform_traces(doc, where);
   // A host or link turned off fails the actors and communications on it, which no model
   // handles (exit 1, "NetworkFailureException raised in kernel mode").
   for (const auto& hit : doc.select_nodes("//host[@state_file!=''] | //link[@state_file!=''] | //peer[@state_file!=''] | "

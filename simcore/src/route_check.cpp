@@ -103,16 +103,17 @@ std::string located(const std::string& path, const std::string& id)
   return path + ":" + std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(offset), '\n'));
 }
 
-/** Both hosts in one zone that a <cluster> made (a star, fat tree, torus or dragonfly): it
- *  routes every host to every other. Their classes are private to SimGrid, so they are known by
- *  their type's name. */
+/** Both hosts in one zone that a <cluster topology=...> made (a fat tree, torus or dragonfly):
+ *  it routes every host to every other. A flat <cluster> is a star zone, as is a
+ *  <zone routing="Cluster">, whose hosts may lack their links: those are asked. The classes are
+ *  private to SimGrid, so they are known by their type's name. */
 bool within_one_cluster(const HostPair& p)
 {
   const auto* zone = p.first->get_englobing_zone();
   if (zone != p.second->get_englobing_zone() || zone->get_impl() == nullptr)
     return false;
   const std::string kind = typeid(*zone->get_impl()).name();
-  for (const char* cluster : {"StarZone", "FatTreeZone", "TorusZone", "DragonflyZone"})
+  for (const char* cluster : {"FatTreeZone", "TorusZone", "DragonflyZone"})
     if (kind.find(cluster) != std::string::npos)
       return true;
   return false;

@@ -117,7 +117,7 @@ def test_a_platform_without_hosts_or_that_is_no_file_is_refused(tmp_path):
     ('<zone id="z" routing="Full"><host id="a" speed="1Gf,0Gf"/></zone>', "<host> speed='1Gf,0Gf'; expected a speed"),
     ('<zone id="z" routing="Full"><host id="a" speed="1Gf"/><trace id="t" periodicity="1">0 1\n1 -1\n</trace>'
      '<trace_connect kind="SPEED" trace="t" element="a"/></zone>',
-     "<trace> line '1 -1' holds a negative value; expected dates and values of 0 or more"),
+     "<trace id=\"t\">: line '1 -1' has value -1; expected values above 0"),
     ('<zone id="z" routing="Full"><host id="a" speed="1Gf"/><include file="x.xml"/></zone>',
      "<include> (SimGrid 3.32 aborts on it); expected the platform in one file"),
 ])

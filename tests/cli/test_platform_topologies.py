@@ -87,6 +87,32 @@ def _zone(routing, routes, coordinates=""):
     (_zone("Vivaldi", "", 'coordinates="1  2 3"'), "<host> coordinates='1  2 3'"),  # split at each space: an abort
     ('<zone id="z" routing="Vivaldi"><host id="a" speed="1Gf"/></zone>',
      '<host id="a"> of a Vivaldi zone without coordinates; expected coordinates=\'X Y HEIGHT\''),
+    # Found by a structural fuzzing of platforms on 2026-12-07: each an abort, or SIGSEGV for the
+    # <zoneRoute> naming its own zone, unless said.
+    ('<zone id="z" routing="Full"><host id="a" speed="1Gf,2Gf" pstate="2"/></zone>',
+     '<host pstate="2">; expected a whole number from 0 to 1, the index of one of its 2 speeds'),
+    ('<zone id="z" routing="Full"><peer id="p" speed="1Gf" bw_in="1GBps" bw_out="1GBps" coordinates="0 0 0"/></zone>',
+     '<peer id="p"> outside a Vivaldi zone (SimGrid 3.32 aborts)'),
+    (_zone("Full", "").replace('bandwidth="1GBps"', 'bandwidth="1GBps,2GBps"'),
+     '<link bandwidth="1GBps,2GBps">; expected one bandwidth'),
+    ('<zone id="z" routing="Cluster"><host id="a" speed="1Gf"/><link id="l" bandwidth="1GBps" latency="0" '
+     'sharing_policy="SPLITDUPLEX"/><host_link id="a" up="l" down="l_DOWN"/></zone>',
+     '<host_link up="l">: no such link; expected one half of the SPLITDUPLEX link: l_UP or l_DOWN'),
+    ('<zone id="z1" routing="Floyd"><zone id="z2" routing="Full"><host id="a" speed="1Gf"/></zone><zone id="z3" '
+     'routing="Full"><host id="b" speed="1Gf"/></zone><link id="l" bandwidth="1GBps" latency="0"/><zoneRoute '
+     'src="z1" dst="z3" gw_src="a" gw_dst="b"><link_ctn id="l"/></zoneRoute></zone>',
+     '<zoneRoute src="z1"> names the zone that declares it'),
+    # "cannot parse number:" (exit 2, no expectation), though the DTD's default is 0.
+    (_zone("Full", "").replace(' latency="1us"', ""), '<link id="l"> without latency; expected latency="0"'),
+    # A backbone of 0 B/s: "The Impossible Did Happen" at the first message.
+    ('<cluster id="c" prefix="c-" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" bb_lat="1us"/>',
+     "<cluster> bb_lat without bb_bw; expected both (a backbone) or neither"),
+    (_zone("Full", '<trace id="t" periodicity="1">0 1&#10;</trace><trace_connect kind="BANDWIDTH" trace="t" '
+                   'element="l"/>'),
+     '<trace_connect kind="BANDWIDTH">: SimGrid 3.32 cannot set a link\'s bandwidth trace this way (it aborts)'),
+    (_zone("Full", '<trace id="t" periodicity="0.5">0 1&#10;10 0.5&#10;</trace><trace_connect kind="SPEED" '
+                   'trace="t" element="a"/>'),
+     '<trace id="t">: periodicity 0.5 s; expected 0 (no repetition), or a time of at least the last date and 1 ms'),
 ])
 def test_cluster_topologies_and_state_traces_simgrid_fails_on_are_refused(tmp_path, body, expected):
     platform = _platform(tmp_path, body)
@@ -207,3 +233,49 @@ def test_a_killed_run_takes_its_route_check_with_it(tmp_path):
     else:
         os.kill(int(children[0]), signal.SIGKILL)
         raise AssertionError("the route check outlived its run")
+
+
+@pytest.mark.parametrize("attribute, lines, expected", [
+    ("speed_file", "0 1\n5 0.5\n2 1\n", "tr.txt:3: trace file 'tr.txt': line '2 1' has date 2 before the line above"),
+    ("speed_file", "0 1\n0.001 0\n", "tr.txt:2: trace file 'tr.txt': line '0.001 0' has value 0; expected values "
+                                      "above 0"),                           # "The Impossible Did Happen"
+    ("speed_file", "0 1 2\n", "tr.txt:1: trace file 'tr.txt': line '0 1 2'; expected DATE VALUE"),
+    ("speed_file", "PERIODICITY 1e-9\n0 1\n", "trace file 'tr.txt': periodicity 1e-09 s"),  # never ended
+    # A message crossing the link when its latency changed was lost: "deadlocked", exit 1.
+    ("latency_file", "0 0.001\n10 0.5\n", "<link latency_file=\"tr.txt\">: SimGrid 3.32 loses a message"),
+])
+def test_trace_files_simgrid_fails_on_are_refused_at_their_line(tmp_path, attribute, lines, expected):
+    (tmp_path / "tr.txt").write_text(lines)
+    element = "link" if attribute == "latency_file" else "host"
+    platform = _platform(tmp_path, _zone("Full", _ROUTE("a", "b")).replace(f"<{element} ", f'<{element} {attribute}="tr.txt" ', 1))
+    err = refused("platform", platform, cwd=tmp_path)
+    assert expected in err, err
+
+
+def test_trace_files_are_read_from_the_working_directory_by_a_relative_path_once(tmp_path):
+    """SimGrid 3.32 aborted on an absolute path ("Cannot open file", it reads "./" + the name),
+    on a file used twice, and on a speed_file beside a <trace_connect kind="SPEED">."""
+    (tmp_path / "tr.txt").write_text("0 1\n5 0.5\n")
+    body = _zone("Full", _ROUTE("a", "b"))
+    platform = _platform(tmp_path, body.replace("<host ", f'<host speed_file="{tmp_path}/tr.txt" ', 1))
+    assert "an absolute path; expected a path relative to the working directory" in refused("platform", platform,
+                                                                                           cwd=tmp_path)
+    platform = _platform(tmp_path, body.replace("<host ", '<host speed_file="tr.txt" '))
+    assert "the file is used at " in refused("platform", platform, cwd=tmp_path)
+    platform = _platform(tmp_path, body.replace("<host ", '<host speed_file="tr.txt" ', 1).replace(
+        "</zone>", '<trace id="t" periodicity="0">0 1&#10;</trace><trace_connect kind="SPEED" trace="t" element="a"/>'
+                   '</zone>'))
+    assert "and a <trace_connect kind=\"SPEED\"> at " in refused("platform", platform, cwd=tmp_path)
+    # The same trace, relative and once, runs: host a computes at half speed from t = 5 s.
+    platform = _platform(tmp_path, body.replace("<host ", '<host speed_file="tr.txt" ', 1))
+    assert "no such file in the working directory" in refused("platform", platform, cwd=tmp_path / "..")
+    scenario = tmp_path / "s.xml"
+    scenario.write_text(f'<?xml version="1.0"?>\n<scenario model="master_worker" seed="1">\n'
+                        f'  <platform file="{platform}"/>\n  <param name="master" value="b"/>\n'
+                        '  <param name="tasks" value="1"/>\n  <param name="task_bytes" value="0"/>\n'
+                        '  <param name="task_flops" value="10Gf"/>\n</scenario>\n')
+    res = simcore("run", scenario, "--out", tmp_path / "o", "--quiet", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    makespan = json.loads((tmp_path / "o" / "summary.json").read_text())["metrics"]["makespan"]
+    # 5 Gf at 1 Gf/s, then 5 Gf at 0.5 Gf/s, after the empty task message (microseconds).
+    assert makespan == pytest.approx(5 + 5 / 0.5, abs=1e-4) and makespan > 15
