@@ -175,7 +175,7 @@ void precheck_platform(const std::string& path)
   check_cluster_topologies(doc, where);
   check_platform_elements(doc, where);
   check_zone_routes(doc, where);
-  check_platform_traces(doc, where);
+  check_platform_traces(doc, path, where);
   // A host or link turned off fails the actors and communications on it, which no model
   // handles (exit 1, "NetworkFailureException raised in kernel mode").
   for (const auto& hit : doc.select_nodes("//host[@state_file!=''] | //link[@state_file!=''] | //peer[@state_file!=''] | "

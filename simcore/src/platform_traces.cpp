@@ -71,7 +71,7 @@ void check_trace_text(const std::string& text, double periodicity, bool positive
 
 } // namespace
 
-void check_platform_traces(const pugi::xml_document& doc,
+void check_platform_traces(const pugi::xml_document& doc, const std::string& platform_path,
                            const std::function<std::string(const pugi::xml_node&)>& where)
 {
   // <trace_connect>: SimGrid 3.32 connects a trace to a link after sealing it ("Cannot set a
@@ -125,20 +125,27 @@ void check_platform_traces(const pugi::xml_document& doc,
       if (const auto [first, fresh] = file_users.emplace(file, at); !fresh)
         throw InputError(at, what + ": the file is used at " + first->second +
                                  " already (SimGrid 3.32 aborts on a second use); expected a file per trace");
-      // SimGrid 3.32 opens "./" + the name: from the working directory, never by absolute path.
-      const std::filesystem::path path(file);
+      // SimGrid 3.32 opens "./" + the name, then the platform's folder + the name: never a
+      // file by absolute path ("Cannot open file", an abort).
+      namespace fs = std::filesystem;
       std::error_code ec;
-      if (path.is_absolute() || !std::filesystem::is_regular_file(path, ec))
+      const fs::path folder = fs::absolute(platform_path, ec).parent_path();
+      fs::path path(file);
+      if (!path.is_absolute() && !fs::is_regular_file(path, ec))
+        path = folder / file;
+      if (fs::path(file).is_absolute() || !fs::is_regular_file(path, ec))
         throw InputError(at, what + ": " +
-                                 (path.is_absolute() ? std::string("an absolute path")
-                                                     : "no such file in the working directory (" +
-                                                           std::filesystem::current_path(ec).string() + ")") +
-                                 "; expected a path relative to the working directory, where SimGrid 3.32 reads "
-                                 "trace files (not the platform's folder)");
+                                 (fs::path(file).is_absolute()
+                                      ? std::string("an absolute path")
+                                      : "no such file in the working directory (" + fs::current_path(ec).string() +
+                                            ") or the platform's folder (" + folder.string() + ")") +
+                                 "; expected a path relative to the working directory or the platform's folder, "
+                                 "where SimGrid 3.32 looks for trace files");
       std::ifstream in(path, std::ios::binary);
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::string shown = path.string();
       check_trace_text(text, 0, true,
-                       [&file, &at](int line) { return line > 0 ? file + ":" + std::to_string(line) : at; },
+                       [&shown, &at](int line) { return line > 0 ? shown + ":" + std::to_string(line) : at; },
                        "trace file '" + file + "'");
     }
   }

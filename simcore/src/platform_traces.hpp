@@ -10,12 +10,12 @@
 
 namespace simcore {
 
-/** Every trace a platform uses: where SimGrid finds its file (the working directory, by a
- *  relative path), its lines (DATE VALUE, dates from 0 and in order, values above 0 for speeds
+/** Every trace a platform uses: where SimGrid finds its file (the working directory or the
+ *  platform's folder, by a relative path), its lines (DATE VALUE, dates from 0 and in order, values above 0 for speeds
  *  and bandwidths), its periodicity (0, or at least its last date and 1 ms), one use a file and
  *  one speed trace a host; latency traces and bandwidth or latency <trace_connect> refused.
  *  InputError at the element's line, or at the trace file's. */
-void check_platform_traces(const pugi::xml_document& doc,
+void check_platform_traces(const pugi::xml_document& doc, const std::string& platform_path,
                            const std::function<std::string(const pugi::xml_node&)>& where);
 
 } // namespace simcore

@@ -252,13 +252,14 @@ def test_trace_files_simgrid_fails_on_are_refused_at_their_line(tmp_path, attrib
     assert expected in err, err
 
 
-def test_trace_files_are_read_from_the_working_directory_by_a_relative_path_once(tmp_path):
-    """SimGrid 3.32 aborted on an absolute path ("Cannot open file", it reads "./" + the name),
-    on a file used twice, and on a speed_file beside a <trace_connect kind="SPEED">."""
+def test_trace_files_are_found_by_a_relative_path_and_used_once(tmp_path):
+    """SimGrid 3.32 aborted on an absolute path ("Cannot open file": it reads "./" + the name,
+    then the platform's folder + the name) or a missing file, on a file used twice, and on a
+    speed_file beside a <trace_connect kind="SPEED">."""
     (tmp_path / "tr.txt").write_text("0 1\n5 0.5\n")
     body = _zone("Full", _ROUTE("a", "b"))
     platform = _platform(tmp_path, body.replace("<host ", f'<host speed_file="{tmp_path}/tr.txt" ', 1))
-    assert "an absolute path; expected a path relative to the working directory" in refused("platform", platform,
+    assert "an absolute path; expected a path relative to the working directory or the platform's folder" in refused("platform", platform,
                                                                                            cwd=tmp_path)
     platform = _platform(tmp_path, body.replace("<host ", '<host speed_file="tr.txt" '))
     assert "the file is used at " in refused("platform", platform, cwd=tmp_path)
@@ -266,9 +267,13 @@ def test_trace_files_are_read_from_the_working_directory_by_a_relative_path_once
         "</zone>", '<trace id="t" periodicity="0">0 1&#10;</trace><trace_connect kind="SPEED" trace="t" element="a"/>'
                    '</zone>'))
     assert "and a <trace_connect kind=\"SPEED\"> at " in refused("platform", platform, cwd=tmp_path)
-    # The same trace, relative and once, runs: host a computes at half speed from t = 5 s.
+    platform = _platform(tmp_path, body.replace("<host ", '<host speed_file="nope.txt" ', 1))
+    assert (f"no such file in the working directory ({tmp_path}) or the platform's folder ({tmp_path})"
+            in refused("platform", platform, cwd=tmp_path))
+    # The same trace, relative and once, runs, found from the platform's folder as from the
+    # working directory: host a computes at half speed from t = 5 s.
     platform = _platform(tmp_path, body.replace("<host ", '<host speed_file="tr.txt" ', 1))
-    assert "no such file in the working directory" in refused("platform", platform, cwd=tmp_path / "..")
+    assert simcore("platform", platform, cwd=tmp_path.parent).returncode == 0
     scenario = tmp_path / "s.xml"
     scenario.write_text(f'<?xml version="1.0"?>\n<scenario model="master_worker" seed="1">\n'
                         f'  <platform file="{platform}"/>\n  <param name="master" value="b"/>\n'
