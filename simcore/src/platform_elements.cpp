@@ -11,6 +11,20 @@ namespace simcore {
 void check_platform_elements(const pugi::xml_document& doc,
                              const std::function<std::string(const pugi::xml_node&)>& where)
 {
+  // A platform has one root zone: a second one (two <cluster>s side by side) failed with
+  // "Invalid CPU model: nullptr. Have you set the parent of this NetZone", without a line.
+  pugi::xml_node root_zone;
+  for (const auto& n : doc.document_element().children()) {
+    const std::string name = n.name();
+    if (name != "zone" && name != "cluster")
+      continue;
+    if (root_zone)
+      throw InputError(where(n), "a second root zone <" + name + " id=\"" + n.attribute("id").value() +
+                                     "\"> (the first is <" + root_zone.name() + " id=\"" +
+                                     root_zone.attribute("id").value() + "\"> at " + where(root_zone) +
+                                     "); expected one: put them in a <zone routing=\"Full\"> joined by <zoneRoute>s");
+    root_zone = n;
+  }
   // "Invalid parameters for CPU (pstate 2 >= length of pstates 2)": an abort.
   for (const auto& hit : doc.select_nodes("//host[@pstate]")) {
     const pugi::xml_node n = hit.node();

@@ -9,7 +9,7 @@
 
 namespace simcore {
 
-/** A host's `pstate` within its speeds; one bandwidth a link; a cluster's `bb_lat` only with a
+/** One root zone; a host's `pstate` within its speeds; one bandwidth a link; a cluster's `bb_lat` only with a
  *  `bb_bw`; a `latency` on every link; `<peer>` only in a Vivaldi zone; `<host_link>` naming
  *  links of the platform (a split-duplex link by its `_UP` and `_DOWN` halves); a `<zoneRoute>`
  *  between zones inside the one that declares it. InputError at the element's line. */

@@ -102,6 +102,10 @@ def _zone(routing, routes, coordinates=""):
      'routing="Full"><host id="b" speed="1Gf"/></zone><link id="l" bandwidth="1GBps" latency="0"/><zoneRoute '
      'src="z1" dst="z3" gw_src="a" gw_dst="b"><link_ctn id="l"/></zoneRoute></zone>',
      '<zoneRoute src="z1"> names the zone that declares it'),
+    # "Invalid CPU model: nullptr. Have you set the parent of this NetZone: c2?", without a line.
+    ('<cluster id="c1" prefix="a-" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/>'
+     '<cluster id="c2" prefix="b-" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/>',
+     'a second root zone <cluster id="c2"> (the first is <cluster id="c1"> at '),
     # "cannot parse number:" (exit 2, no expectation), though the DTD's default is 0.
     (_zone("Full", "").replace(' latency="1us"', ""), '<link id="l"> without latency; expected latency="0"'),
     # A backbone of 0 B/s: "The Impossible Did Happen" at the first message.
