@@ -2,6 +2,7 @@
 #include "commands.hpp"
 
 #include "simcore/error.hpp"
+#include "simcore/memory_guard.hpp"
 #include "simcore/runner.hpp"
 #include "simcore/scenario.hpp"
 #include "simcore/units.hpp"
@@ -28,12 +29,16 @@ Options:
   --progress         always print a progress line on stderr
   --no-progress      never print it (default: only when stderr is a terminal
                      and the run takes more than about 2 s)
+  --max-memory SIZE  end the run (exit 2, nothing written) once it takes more than
+                     SIZE of memory (e.g. 8GiB, 500MB; "none" for no limit).
+                     Default: 90 % of the memory available when it starts
   --json             print summary.json on stdout instead of the human summary
   --quiet            print nothing on success
   --log=... --cfg=...  passed to SimGrid (e.g. --cfg=network/latency-factor:1)
 )";
 
 const char* kValidateHelp = R"(simcore validate SCENARIO.xml [--set NAME=VALUE]... [--seed N] [--calibration FILE]
+                 [--max-memory SIZE]
 
 Checks the scenario, its parameters, its calibration profile, its platform and the
 model's set-up on that platform, without running. Exit 0 when valid, 2 otherwise.
@@ -82,6 +87,10 @@ RunArgs parse_run_args(const Args& args, bool allow_run_options)
       r.options.progress = Progress::Always;
     else if (allow_run_options && a == "--no-progress")
       r.options.progress = Progress::Never;
+    else if (a == "--max-memory")
+      r.options.max_memory_bytes = parse_memory_limit(value("--max-memory"), "--max-memory");
+    else if (a.rfind("--max-memory=", 0) == 0)
+      r.options.max_memory_bytes = parse_memory_limit(a.substr(13), "--max-memory");
     else if (allow_run_options && a == "--json")
       r.json = true;
     else if (allow_run_options && a == "--quiet")

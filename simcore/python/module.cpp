@@ -1,5 +1,6 @@
 /* _simcore: the compiled part of the Python package `simcore` (see simcore/__init__.py). */
 #include "simcore/error.hpp"
+#include "simcore/memory_guard.hpp"
 #include "simcore/model_registry.hpp"
 #include "simcore/runner.hpp"
 #include "simcore/scenario.hpp"
@@ -120,9 +121,12 @@ calibration::ForkGuard fork_guard(const py::object& fork_lock)
 
 /** (exit_code, error message, output dir) per scenario, each run in its own child process. */
 std::vector<std::tuple<int, std::string, std::string>> run_in_children(const std::vector<simcore::Scenario>& scenarios,
-                                                                       int jobs, bool progress, py::object fork_lock)
+                                                                       int jobs, bool progress, py::object fork_lock,
+                                                                       const std::string& max_memory)
 {
   simcore::RunOptions options;
+  if (!max_memory.empty())
+    options.max_memory_bytes = simcore::parse_memory_limit(max_memory, "max_memory=");
   options.progress = progress ? simcore::Progress::Always : simcore::Progress::Never;
   const auto guard = fork_guard(fork_lock);
   options.before_fork = guard.before;
@@ -241,5 +245,6 @@ PYBIND11_MODULE(_simcore, m)
       "returns its JSON text");
 
   m.def("run_in_children", &run_in_children, py::arg("scenarios"), py::arg("jobs") = 1, py::arg("progress") = false, py::arg("fork_lock") = py::none(),
+        py::arg("max_memory") = "",
         "runs each scenario in its own forked child process, at most `jobs` at a time");
 }

@@ -1,6 +1,7 @@
 #include "simcore/platform.hpp"
 #include "cluster_topology.hpp"
 #include "platform_elements.hpp"
+#include "platform_names.hpp"
 #include "platform_traces.hpp"
 #include "zone_routes.hpp"
 #include "simcore/error.hpp"
@@ -174,6 +175,7 @@ void precheck_platform(const std::string& path)
   check_platform_values(doc, where);
   check_cluster_topologies(doc, where);
   check_platform_elements(doc, where);
+  check_platform_names(doc, where);
   check_zone_routes(doc, where);
   check_platform_traces(doc, path, where);
   // A host or link turned off fails the actors and communications on it, which no model

@@ -2,6 +2,7 @@
 #include "simcore/calibration_profile.hpp"
 #include "simcore/error.hpp"
 #include "simcore/file_to_replace.hpp"
+#include "simcore/memory_guard.hpp"
 #include "simcore/model.hpp"
 #include "simcore/model_registry.hpp"
 #include "simcore/network_factors.hpp"
@@ -83,6 +84,32 @@ private:
 
 ProgressLine* g_progress = nullptr;
 bool g_deadlock = false;
+
+/** Where a run's memory guard reports: the error stream, or the pipe of run_in_children's child. */
+struct GuardReport {
+  int fd = STDERR_FILENO;
+  std::string prefix = "simcore: error: ";
+  bool end_line = true;
+  std::string default_origin; ///< how a default limit was set, where run_in_children set it
+};
+GuardReport g_guard_report;
+
+/** Watches the run's memory (RunOptions::max_memory_bytes) until stopped. */
+std::unique_ptr<MemoryGuard> guard_memory(const Scenario& scenario, const RunOptions& options)
+{
+  std::uint64_t limit = options.max_memory_bytes;
+  std::string origin = "set by --max-memory";
+  if (limit == kNoMemoryLimit)
+    limit = 0;
+  else if (limit == 0) {
+    limit = default_memory_limit(1);
+    origin = "90 % of the " + format_memory(available_memory_bytes()) + " available when it started";
+  }
+  if (!g_guard_report.default_origin.empty() && options.max_memory_bytes != kNoMemoryLimit)
+    origin = g_guard_report.default_origin;
+  return std::make_unique<MemoryGuard>(limit, scenario.path(), origin, g_guard_report.fd, g_guard_report.prefix,
+                                       g_guard_report.end_line);
+}
 
 std::string simgrid_version_string()
 {
@@ -276,6 +303,7 @@ void prepare(Prepared& p, const Scenario& scenario, const RunOptions& options)
 
 void validate_scenario(const Scenario& scenario, const RunOptions& options)
 {
+  const auto guard = guard_memory(scenario, options);
   check_output_dir(scenario.output_dir(), scenario.output_origin());
   Prepared p;
   prepare(p, scenario, options);
@@ -285,6 +313,7 @@ void validate_scenario(const Scenario& scenario, const RunOptions& options)
 nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& options)
 {
   const auto wall_start = Clock::now();
+  const auto guard = guard_memory(scenario, options);
   check_output_dir(scenario.output_dir(), scenario.output_origin());
   Prepared p;
   prepare(p, scenario, options);
@@ -378,6 +407,11 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   summary["wall_time"] = std::chrono::duration<double>(Clock::now() - wall_start).count();
   summary["simulation_wall_time"] = sim_wall;
   summary["peak_memory_bytes"] = peak_memory_bytes();
+  if (guard->limit_bytes() > 0)
+    summary["memory_limit_bytes"] = guard->limit_bytes();
+  else
+    summary["memory_limit_bytes"] = nullptr;
+  guard->stop(); // ending the process while it writes would leave a part of the result
   XBT_DEBUG("writing results into %s", out.c_str());
   write_results(out, summary, results, scenario.write_trace(), scenario.write_csv());
   return summary;
@@ -396,6 +430,18 @@ std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios
   };
   std::vector<ChildOutcome> outcomes(scenarios.size());
   std::vector<Running> running;
+  // The default limit: the memory available now, shared by the runs at once.
+  RunOptions child_options = options;
+  std::string default_origin;
+  if (options.max_memory_bytes == 0) {
+    const int at_once = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(jobs), scenarios.size()));
+    child_options.max_memory_bytes = default_memory_limit(at_once);
+    if (child_options.max_memory_bytes == 0)
+      child_options.max_memory_bytes = kNoMemoryLimit;
+    default_origin = "90 % of the " + format_memory(available_memory_bytes()) + " available when the runs started" +
+                     (at_once > 1 ? ", shared by " + std::to_string(at_once) + " runs at once" : "");
+  } else if (options.max_memory_bytes != kNoMemoryLimit)
+    default_origin = "set by max_memory";
   std::size_t next = 0;
 
   auto reap = [&](Running& r, int status) {
@@ -460,10 +506,11 @@ std::vector<ChildOutcome> run_in_children(const std::vector<Scenario>& scenarios
         std::signal(SIGTERM, SIG_DFL);
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
         reset_peak_memory();
+        g_guard_report = GuardReport{fds[1], "", false, default_origin};
         int code = kExitOk;
         std::string error;
         try {
-          run_scenario(scenarios[next], options);
+          run_scenario(scenarios[next], child_options);
         } catch (const InputError& e) {
           code = kExitBadInput;
           error = e.what();

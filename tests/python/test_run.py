@@ -296,13 +296,15 @@ def test_exit_codes_map_to_exceptions(star_scenario_path, tmp_path, monkeypatch)
                 (139, "child process ended with status 139", "")]
     seen = {}
 
-    def fake(cores, jobs, progress, fork_lock=None):
-        seen.update(n=len(cores), jobs=jobs, progress=progress, dirs=[c.output_dir for c in cores])
+    def fake(cores, jobs, progress, fork_lock=None, max_memory=""):
+        seen.update(n=len(cores), jobs=jobs, progress=progress, dirs=[c.output_dir for c in cores],
+                    max_memory=max_memory)
         return outcomes
 
     monkeypatch.setattr(simcore._simcore, "run_in_children", fake)
-    res = simcore.run_many([sc, sc, sc], jobs=5, out=tmp_path, raise_on_error=False, progress=True)
-    assert seen == {"n": 3, "jobs": 5, "progress": True,
+    res = simcore.run_many([sc, sc, sc], jobs=5, out=tmp_path, raise_on_error=False, progress=True,
+                           max_memory="2GiB")
+    assert seen == {"n": 3, "jobs": 5, "progress": True, "max_memory": "2GiB",
                     "dirs": [str(tmp_path / ("run-%03d" % i)) for i in range(3)]}
     assert simcore._simcore.EXIT_BAD_INPUT == 2
     assert type(res[0]) is simcore.InputError and str(res[0]) == "f.xml:3: bad"
@@ -342,3 +344,47 @@ def test_runs_end_where_the_caller_ignores_sigchld(tmp_path):
                           env=dict(os.environ))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["200", "True"]  # the caller's setting is back
+
+
+# --- memory limit -----------------------------------------------------------------------------
+
+def test_a_run_past_max_memory_raises_input_error_and_leaves_no_result(star_scenario_path, tmp_path):
+    big = simcore.load(star_scenario_path).set(tasks=20_000_000)  # about 320 MiB before it starts
+    with pytest.raises(simcore.InputError) as e:
+        big.run(out=tmp_path / "o", max_memory="200MB")
+    message = str(e.value)
+    assert message.startswith(f"{big.path}: the run took "), message
+    assert "past its limit of 191 MiB (set by max_memory); expected a smaller scenario" in message
+    assert not (tmp_path / "o" / "summary.json").exists()
+    results = simcore.run_many([big, simcore.load(star_scenario_path)], jobs=2, out=tmp_path / "many",
+                               max_memory=200 * 10**6, raise_on_error=False)
+    assert isinstance(results[0], simcore.InputError) and "past its limit of 191 MiB" in str(results[0])
+    assert results[1].metrics["tasks"] == 200
+
+
+def test_max_memory_values(star_scenario_path, tmp_path):
+    sc = simcore.load(star_scenario_path)
+    limits = {}
+    for name, value in [("int", 3 * 2**30), ("text", "3GiB"), ("none", "none")]:
+        sc.run(out=tmp_path / name, max_memory=value)
+        limits[name] = json.loads((tmp_path / name / "summary.json").read_text())["memory_limit_bytes"]
+    assert limits == {"int": 3 * 2**30, "text": 3 * 2**30, "none": None}
+    for bad, expected in [(0, "max_memory=0B: a limit of 0 B; expected a size from 1MiB"),
+                          ("lots", "max_memory=lots: 'lots' is not valid"),
+                          ("", "run_many(max_memory=''): expected a number of bytes"),
+                          (1.5, "run_many(max_memory=1.5): expected"), (True, "run_many(max_memory=True)")]:
+        with pytest.raises(simcore.InputError) as e:
+            sc.run(out=tmp_path / "bad", max_memory=bad)
+        assert expected in str(e.value)
+    assert not (tmp_path / "bad").exists()
+
+
+def test_the_default_limit_is_shared_by_the_runs_at_once(star_scenario_path, tmp_path):
+    sc = simcore.load(star_scenario_path)
+    alone = sc.run(out=tmp_path / "alone")
+    pair = simcore.run_many([sc, sc], jobs=2, out=tmp_path / "pair")
+    limit = [json.loads((d / "summary.json").read_text())["memory_limit_bytes"]
+             for d in (tmp_path / "alone", tmp_path / "pair" / "run-000", tmp_path / "pair" / "run-001")]
+    assert limit[1] == limit[2]  # made once, for both
+    assert 0.35 < limit[1] / limit[0] < 0.65, limit
+    assert alone.metrics == pair[0].metrics

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -14,12 +15,20 @@ namespace simcore {
 
 enum class Progress { Auto, Always, Never };
 
+/** RunOptions::max_memory_bytes for a run without a memory limit. */
+constexpr std::uint64_t kNoMemoryLimit = UINT64_MAX;
+
 struct RunOptions {
   /** Auto: a progress line on stderr for runs longer than about 2 s when stderr is a terminal. */
   Progress progress = Progress::Auto;
   /** SimGrid configuration items (name, value) applied after the scenario's own, like
    *  <config> elements ("--cfg=name:value" on the command line). Recorded in summary.json. */
   std::vector<std::pair<std::string, std::string>> simgrid_config;
+  /** The resident memory a run may take, in bytes (see MemoryGuard): past it the run ends with
+   *  exit code 2 and a message instead of being killed by the system. 0: the default, 90 % of
+   *  the memory available when the run starts (run_in_children: when the runs start, shared
+   *  equally among `jobs`); kNoMemoryLimit: none. Recorded in summary.json. */
+  std::uint64_t max_memory_bytes = 0;
   /** Extra SimGrid command line items, e.g. "--log=model_dtl.thres:debug". */
   std::vector<std::string> simgrid_args;
   /** run_in_children: called just before each fork and, in the parent, just after it (Python

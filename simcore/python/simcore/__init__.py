@@ -140,9 +140,11 @@ class Scenario:
         """A copy with some parameters changed."""
         return self.copy().set(**params)
 
-    def run(self, out=None, progress=False):
-        """Runs in a child process; results go to `out`, or only into memory when None."""
-        return run_many([self], jobs=1, out=[out] if out is not None else None, progress=progress)[0]
+    def run(self, out=None, progress=False, max_memory=None):
+        """Runs in a child process; results go to `out`, or only into memory when None.
+        max_memory: see run_many."""
+        return run_many([self], jobs=1, out=[out] if out is not None else None, progress=progress,
+                        max_memory=max_memory)[0]
 
     def __repr__(self):
         return "<simcore.Scenario %s model=%s seed=%d>" % (self.path, self.model, self.seed)
@@ -229,14 +231,25 @@ class Result:
         return "<simcore.Result %s: %s>" % (self.out, self.metrics)
 
 
-def run_many(scenarios, jobs=None, out=None, progress=False, raise_on_error=True):
+def run_many(scenarios, jobs=None, out=None, progress=False, raise_on_error=True, max_memory=None):
     """Runs scenarios in parallel child processes, at most `jobs` at a time (default: CPU count).
 
     out: None (results are read into memory and no folder is kept), a folder (runs go to out/run-000, out/run-001, ...)
     or a list with one folder per scenario. Returns one Result per scenario, in order. A failed
     run raises its InputError or SimulationError; with raise_on_error=False the exception object
-    takes its place in the list instead."""
+    takes its place in the list instead.
+
+    max_memory: the memory each run may take, as bytes (an int) or a size ("8GiB", "500MB"), or
+    "none". A run past it ends with InputError instead of being killed by the system. Default:
+    90 % of the memory available when the runs start, shared by the runs at once."""
     scenarios = list(scenarios)
+    if max_memory is None:
+        max_memory = ""
+    elif isinstance(max_memory, numbers.Integral) and not isinstance(max_memory, bool):
+        max_memory = "%dB" % max_memory
+    elif not isinstance(max_memory, str) or max_memory == "":
+        raise InputError("run_many(max_memory=%r): expected a number of bytes, a size such as '8GiB', or 'none'"
+                         % (max_memory,))
     if jobs is None:
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if not isinstance(jobs, numbers.Integral) or isinstance(jobs, bool) or not 1 <= jobs <= 4096:
@@ -262,7 +275,7 @@ def run_many(scenarios, jobs=None, out=None, progress=False, raise_on_error=True
             core.output_dir = os.path.abspath(d)
             cores.append(core)
         results = []
-        runs = _simcore.run_in_children(cores, int(jobs), bool(progress), _h5py_lock())
+        runs = _simcore.run_in_children(cores, int(jobs), bool(progress), _h5py_lock(), max_memory)
         for (code, error, out_dir), sc in zip(runs, scenarios):
             if code == 0:
                 results.append(Result(out_dir))
