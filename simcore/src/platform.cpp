@@ -22,6 +22,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <sstream>
 
 namespace simcore {
@@ -132,6 +133,25 @@ void check_platform_values(const pugi::xml_document& doc, const std::function<st
     }
 }
 
+/** The platform in the spelling of DTD 4.1, which the checks read: SimGrid 3.32 also reads
+ *  version 4.0's <AS>, <ASroute> and <bypassASroute>, and FULLDUPLEX for SPLITDUPLEX. A
+ *  renamed element's place in the file goes into `offsets` (pugixml finds it from the name). */
+void spell_as_dtd_4_1(pugi::xml_node node, std::map<const void*, std::ptrdiff_t>& offsets)
+{
+  static const std::pair<const char*, const char*> renamed[] = {
+      {"AS", "zone"}, {"ASroute", "zoneRoute"}, {"bypassASroute", "bypassZoneRoute"}};
+  for (auto n : node.children()) {
+    for (const auto& [old_name, new_name] : renamed)
+      if (std::string(n.name()) == old_name) {
+        offsets[n.internal_object()] = n.offset_debug();
+        n.set_name(new_name);
+      }
+    if (auto policy = n.attribute("sharing_policy"); policy && std::string(policy.value()) == "FULLDUPLEX")
+      policy.set_value("SPLITDUPLEX");
+    spell_as_dtd_4_1(n, offsets);
+  }
+}
+
 /** SimGrid's own parser reports a missing DOCTYPE or a wrong root element as an obscure
  *  "Unexpected character in prolog"; say what is expected instead. */
 void precheck_platform(const std::string& path)
@@ -147,6 +167,8 @@ void precheck_platform(const std::string& path)
   const std::string root = doc.document_element().name();
   if (root != "platform")
     throw InputError(path, "root element is <" + root + ">; expected a SimGrid platform (<platform version=\"4.1\">)");
+  std::map<const void*, std::ptrdiff_t> renamed_offsets;
+  spell_as_dtd_4_1(doc.document_element(), renamed_offsets);
   if (!doctype)
     throw InputError(path, "no <!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\"> line; SimGrid's "
                            "parser needs it after the <?xml?> line");
@@ -156,7 +178,8 @@ void precheck_platform(const std::string& path)
       std::ifstream in(path, std::ios::binary);
       text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
-    const auto offset = static_cast<std::size_t>(n.offset_debug());
+    const auto renamed = renamed_offsets.find(n.internal_object());
+    const auto offset = static_cast<std::size_t>(renamed == renamed_offsets.end() ? n.offset_debug() : renamed->second);
     return path + ":" +
            std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(std::min(offset, text.size())), '\n'));
   };
@@ -169,9 +192,16 @@ void precheck_platform(const std::string& path)
                                                    "platform without links (routing=\"None\") or another network model");
   // The platform's own <config> items: what SimGrid aborts on there is what it aborts on in a
   // scenario's <config> or --cfg.
-  for (const auto& prop : doc.select_nodes("//config/prop"))
-    check_simgrid_config_item(prop.node().attribute("id").value(), prop.node().attribute("value").value(),
-                              where(prop.node()));
+  for (const auto& prop : doc.select_nodes("//config/prop")) {
+    const std::string name = prop.node().attribute("id").value();
+    check_simgrid_config_item(name, prop.node().attribute("value").value(), where(prop.node()));
+    try { // SimGrid throws a bare exception on a name it does not know, and lists every name it does
+      simgrid::config::is_default(name.c_str());
+    } catch (const std::exception& e) {
+      throw InputError(where(prop.node()), "SimGrid configuration '" + name + "' is not one SimGrid " +
+                                               "knows; expected an item listed by SimGrid's --help-cfg");
+    }
+  }
   check_platform_values(doc, where);
   check_cluster_topologies(doc, where);
   check_platform_elements(doc, where);

@@ -67,6 +67,18 @@ def test_a_platform_config_item_simgrid_aborts_on_is_refused_at_its_line(tmp_pat
     assert not (tmp_path / "out").exists()
 
 
+def test_a_platform_config_item_simgrid_does_not_know_is_bad_input_at_its_line(tmp_path):
+    """SimGrid threw 'Bad config key' with a list of every key: an internal error (exit 1),
+    as for SimGrid's own example platforms cloud.xml and config_tracing.xml."""
+    platform, scenario = _platform(tmp_path, 'routing="Full"',
+                                   '\n  <config>\n    <prop id="tracing/buffer" value="yes"/>\n  </config>')
+    for args in (["platform", platform], ["run", scenario, "--out", tmp_path / "out"]):
+        err = refused(*args, cwd=tmp_path)
+        assert f"{platform}:5: SimGrid configuration 'tracing/buffer' is not one SimGrid knows; expected an item " \
+               "listed by SimGrid's --help-cfg" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("routing", ["Dijkstra", "DijkstraCache"])
 def test_a_dijkstra_zone_without_routes_is_refused(tmp_path, routing):
     """SimGrid 3.32 crashed (SIGSEGV in xbt_graph_node_get_data) routing a rank to itself there."""

@@ -113,3 +113,30 @@ def test_names_simgrid_aborts_on_or_refuses_without_a_line_are_refused_at_theirs
 def test_valid_names_and_references_load(tmp_path, lines):
     res = simcore("platform", _platform(tmp_path, *lines), cwd=tmp_path)
     assert res.returncode == 0, res.stderr
+
+
+def test_version_4_0_spellings_are_checked_as_simgrid_reads_them(tmp_path):
+    """SimGrid 3.32 reads <AS>, <ASroute> and FULLDUPLEX (version 4.0) as <zone>, <zoneRoute>
+    and SPLITDUPLEX; the checks had refused its own examples crosstraffic.xml (a direction on
+    a FULLDUPLEX link), routing_cluster.xml (a host_link to its halves) and two_peers.xml (a
+    <peer> in a Vivaldi <AS>)."""
+    full_duplex = SPLIT.replace("SPLITDUPLEX", "FULLDUPLEX")
+    platforms = [
+        ('<AS id="z" routing="Full">', HOSTS, full_duplex,
+         '<route src="a" dst="b" symmetrical="NO"><link_ctn id="l" direction="DOWN"/></route>', "</AS>"),
+        ('<AS id="z" routing="Cluster">', '<router id="r"/>', '<host id="a" speed="1Gf"/>', full_duplex,
+         '<host_link id="a" up="l_UP" down="l_DOWN"/>', '<backbone id="bb" bandwidth="1GBps" latency="1us"/>', "</AS>"),
+        ('<AS id="z" routing="Vivaldi">', '<peer id="p1" coordinates="1 2 3" speed="1Gf" bw_in="1GBps" '
+         'bw_out="1GBps"/>', '<peer id="p2" coordinates="4 5 6" speed="1Gf" bw_in="1GBps" bw_out="1GBps"/>', "</AS>"),
+    ]
+    for lines in platforms:
+        platform = _platform(tmp_path, *lines)
+        platform.write_text(platform.read_text().replace('version="4.1"', 'version="4"'))
+        res = simcore("platform", platform, cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+    # And what they name is checked: a second <AS> of one id.
+    platform = _platform(tmp_path, '<AS id="z" routing="Full">', '<AS id="y" routing="Full">', HOSTS, "</AS>",
+                         '<AS id="y" routing="Full"/>', "</AS>")
+    platform.write_text(platform.read_text().replace('version="4.1"', 'version="4"'))
+    assert "p.xml:9: <zone id=\"y\"> takes the name 'y', which <zone id=\"y\"> at line 5 took already" in \
+        refused("platform", platform, cwd=tmp_path)
