@@ -153,13 +153,14 @@ void spell_as_dtd_4_1(pugi::xml_node node, std::map<const void*, std::ptrdiff_t>
 }
 
 /** SimGrid's own parser reports a missing DOCTYPE or a wrong root element as an obscure
- *  "Unexpected character in prolog"; say what is expected instead. */
-void precheck_platform(const std::string& path)
+ *  "Unexpected character in prolog"; say what is expected instead. Returns where the first
+ *  link with a bandwidth trace is ("FILE:LINE"), or "" for none. */
+std::string precheck_platform(const std::string& path)
 {
   pugi::xml_document doc;
   auto res = doc.load_file(path.c_str(), pugi::parse_default | pugi::parse_doctype);
   if (!res)
-    return; // SimGrid reports XML syntax errors with their line
+    return ""; // SimGrid reports XML syntax errors with their line
   bool doctype = false;
   for (const auto& n : doc.children())
     if (n.type() == pugi::node_doctype)
@@ -231,6 +232,8 @@ void precheck_platform(const std::string& path)
                                                  "\"> without <route>; expected routes between its hosts, or "
                                                  "routing=\"Full\" or \"Floyd\" (SimGrid 3.32 crashes routing a "
                                                  "host of such a zone)");
+  const auto bandwidth_trace = doc.select_node("//link[@bandwidth_file!='']");
+  return bandwidth_trace ? where(bandwidth_trace.node()) : "";
 }
 
 } // namespace
@@ -243,7 +246,7 @@ void load_platform(simgrid::s4u::Engine& engine, const std::string& path)
                                        : std::filesystem::is_directory(path, ec) ? "is a folder"
                                                                                  : "is not a regular file") +
                                "; expected a SimGrid XML platform (DTD 4.1)");
-  precheck_platform(path);
+  const std::string bandwidth_trace = precheck_platform(path);
   try {
     engine.load_platform(path);
   } catch (const simgrid::ParseError& e) {
@@ -265,6 +268,19 @@ void load_platform(simgrid::s4u::Engine& engine, const std::string& path)
   } catch (const simgrid::Exception& e) {
     throw InputError(path, std::string("invalid platform: ") + e.what());
   }
+  // SimGrid 3.32 changes the sharing penalty of the messages crossing a link whose bandwidth
+  // changes, those still in their latency included: under the Lazy optimisation they were lost
+  // (the run deadlocked), under Full their latency ended at once. Without weight-S there is no
+  // penalty to change.
+  if (const double weight_s = simgrid::config::get_value<double>("network/weight-S");
+      !bandwidth_trace.empty() && weight_s > 0)
+    throw InputError(bandwidth_trace, "<link bandwidth_file=...> under network/weight-S " + std::to_string(std::lround(weight_s)) +
+                                          (simgrid::config::is_default("network/weight-S") ? " (the network model's default)" : "") +
+                                          ": SimGrid 3.32 loses a message crossing "
+                                          "the link when its bandwidth changes during the message's latency (the "
+                                          "run deadlocks; under network/optim:Full the latency ends at once); "
+                                          "expected network/weight-S:0 (a <config> item or --cfg), or no "
+                                          "bandwidth trace");
   // Every model places its actors on hosts (one took the first of none: SIGSEGV).
   if (engine.get_host_count() == 0)
     throw InputError(path, "the platform holds no host; expected at least one <host> (or a <cluster> of one or more)");

@@ -116,8 +116,9 @@ void check_platform_traces(const pugi::xml_document& doc, const std::string& pla
       const std::string what = "<" + std::string(n.name()) + " " + attribute + "=\"" + file + "\">";
       // A latency changed while a message crossed the link lost it: the run deadlocked.
       if (std::string(attribute) == "latency_file")
-        throw InputError(at, what + ": SimGrid 3.32 loses a message that is crossing a link when the link's latency "
-                                    "changes (the run deadlocked); expected no latency trace");
+        throw InputError(at, what + ": SimGrid 3.32 loses a message crossing the link when its latency changes "
+                                    "during the message's latency (the run deadlocks; under network/optim:Full the "
+                                    "latency ends at once); expected no latency trace");
       if (std::string(n.name()) == "host" && speed_trace_of.count(n.attribute("id").value()))
         throw InputError(at, what + " and a <trace_connect kind=\"SPEED\"> at " +
                                  speed_trace_of[n.attribute("id").value()] +
