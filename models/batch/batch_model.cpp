@@ -84,11 +84,11 @@ void BatchModel::setup(simcore::SimContext& ctx)
     if (std::regex_match(h->get_name(), re))
       nodes_.push_back(h);
   if (nodes_.empty())
-    throw ctx.param_error("hosts", "parameter 'hosts' = '" + p.get_string("hosts") + "' matches no host");
+    throw ctx.param_error("hosts", "parameter 'hosts' = '" + p.get_string("hosts") + "' matches no host; expected a regular expression of host names");
   if (const auto n = p.get_int("nodes"); n > 0) {
     if (n > static_cast<std::int64_t>(nodes_.size()))
       throw ctx.param_error("nodes", "parameter 'nodes' = " + std::to_string(n) + " but only " +
-                                         std::to_string(nodes_.size()) + " hosts match 'hosts'");
+                                         std::to_string(nodes_.size()) + " hosts match 'hosts'; expected at most that");
     nodes_.resize(static_cast<std::size_t>(n));
   }
   std::int64_t cores = p.get_int("cores_per_node");

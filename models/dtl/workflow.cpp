@@ -78,7 +78,8 @@ std::vector<simgrid::s4u::Host*> place(const Source& src, const std::string& ran
     throw src.error(ranks_param, src.what(ranks_param) + " = " + std::to_string(ranks) + " needs " +
                                      std::to_string(needed) + " hosts at " + std::to_string(per_host) +
                                      " ranks per host, but only " + std::to_string(hosts.size()) + " hosts match '" +
-                                     src.values.get_string(hosts_param) + "'");
+                                     src.values.get_string(hosts_param) + "'; expected at most " +
+                                     std::to_string(static_cast<std::int64_t>(hosts.size()) * per_host) + " ranks, or more hosts");
   std::vector<simgrid::s4u::Host*> out(static_cast<std::size_t>(ranks));
   for (std::int64_t r = 0; r < ranks; r++)
     out[static_cast<std::size_t>(r)] = hosts[static_cast<std::size_t>(r / per_host)];
@@ -124,7 +125,8 @@ Stream read_stream(const Source& src, const std::string& name)
                                                  "a fixed ratio and costs or a profile and an error_bound");
     if (v.get_double("error_bound") == 0)
       throw src.error("compression_profile", src.what("compression_profile") +
-                                                 " needs error_bound: the accuracy at which to read the profile");
+                                                 " needs error_bound: the accuracy at which to read the profile; expected error_bound "
+                                                 "above 0");
     const auto point = CompressionProfile::load(profile).at(v.get_double("error_bound"),
                                                             v.origin("error_bound"));
     s.reduction.compression_ratio = point.ratio;
@@ -225,7 +227,8 @@ Reader read_reader(const Source& src, const Stream& stream, std::int64_t steps, 
   const std::string first = key("subscribe_first", "first"), last = key("subscribe_last", "last");
   if (r.first >= nk)
     throw src.error(first, src.what(first) + " = " + std::to_string(r.first) + " but the simulation publishes only " +
-                               std::to_string(nk) + " transactions (0 to " + std::to_string(nk - 1) + ")");
+                               std::to_string(nk) + " transactions (0 to " + std::to_string(nk - 1) +
+                               "); expected a transaction from 0 to " + std::to_string(nk - 1));
   if (r.last >= 0 && r.last < r.first)
     throw src.error(last, src.what(last) + " = " + std::to_string(r.last) + " comes before " + first + " = " +
                               std::to_string(r.first) + "; expected -1 or a later one");
@@ -363,7 +366,7 @@ Workflow build_workflow(const simcore::SimContext& ctx)
   for (const char* name : kStreamParams)
     if (p.origin(name) != "default")
       throw ctx.param_error(name, "parameter '" + std::string(name) +
-                                      "' belongs to the simple form; with <stream> elements, set it on the <stream> "
+                                      "' belongs to the simple form; with <stream> elements, expected it on the <stream> "
                                       "or <reader>");
   for (const auto& el : elements) {
     const Source src{ctx, el.attributes(), &el};

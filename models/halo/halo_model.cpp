@@ -242,7 +242,7 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
     if (std::regex_match(h->get_name(), re))
       hosts.push_back(h);
   if (hosts.empty())
-    throw ctx.param_error("hosts", "parameter 'hosts' = '" + p.get_string("hosts") + "' matches no host");
+    throw ctx.param_error("hosts", "parameter 'hosts' = '" + p.get_string("hosts") + "' matches no host; expected a regular expression of host names");
   std::int64_t per = p.get_int("ranks_per_node");
   if (per == 0)
     per = hosts.front()->get_core_count();
@@ -250,7 +250,8 @@ halo::Setup build_setup(const simcore::SimContext& ctx)
   if (nodes > static_cast<std::int64_t>(hosts.size()))
     throw ctx.param_error("ranks", "parameter 'ranks' = " + std::to_string(ranks) + " needs " + std::to_string(nodes) +
                                        " nodes at " + std::to_string(per) + " ranks per node, but only " +
-                                       std::to_string(hosts.size()) + " hosts match");
+                                       std::to_string(hosts.size()) + " hosts match; expected at most " +
+                                       std::to_string(static_cast<std::int64_t>(hosts.size()) * per) + " ranks, or more hosts");
   const bool round_robin = p.get_string("placement") == "round_robin";
   for (std::int64_t r = 0; r < ranks; r++)
     s.host_of_rank.push_back(hosts[static_cast<std::size_t>(round_robin ? r % nodes : r / per)]);

@@ -11,6 +11,27 @@
 
 namespace {
 
+/** A message on one line: a line break or tab inside a name or value (taken from the input)
+ *  written as \n or \t, other control characters as \xHH. */
+std::string one_line(const std::string& text)
+{
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (u < 0x20 || u == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      out += hex;
+    } else
+      out += c;
+  }
+  return out;
+}
+
 const char* kMainHelp = R"(simcore: discrete-event simulation of HPC, AI-training and edge-cloud systems
 
 Usage:
@@ -63,10 +84,10 @@ int main(int argc, char** argv)
   try {
     return command->run(args);
   } catch (const simcore::InputError& e) {
-    std::fprintf(stderr, "simcore: error: %s\n", e.what());
+    std::fprintf(stderr, "simcore: error: %s\n", one_line(e.what()).c_str());
     return simcore::kExitBadInput;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "simcore: internal error: %s\n", e.what());
+    std::fprintf(stderr, "simcore: internal error: %s\n", one_line(e.what()).c_str());
     return simcore::kExitInternal;
   }
 }

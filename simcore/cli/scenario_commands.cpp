@@ -103,7 +103,7 @@ RunArgs parse_run_args(const Args& args, bool allow_run_options)
     } else if (a.rfind("--log=", 0) == 0)
       r.options.simgrid_args.push_back(a);
     else if (!a.empty() && a[0] == '-')
-      throw InputError("command line", "unknown option '" + a + "'; see --help");
+      throw InputError("command line", "unknown option '" + a + "'; expected an option of --help (--cfg and --log take =)");
     else if (r.scenario.empty())
       r.scenario = a;
     else

@@ -81,7 +81,8 @@ std::regex compile_name_pattern(const std::string& pattern, const std::string& w
   try {
     return std::regex(pattern, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
-    throw InputError(where, what + " '" + shown + "' is not a valid regular expression (" + e.what() + ")");
+    throw InputError(where, what + " '" + shown + "' is not a valid regular expression (" + e.what() +
+                                "); expected an ECMAScript regular expression such as node-[0-9]+ (or .* for all)");
   }
 }
 

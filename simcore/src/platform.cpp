@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cctype>
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -72,6 +74,20 @@ void check_platform_values(const pugi::xml_document& doc, const std::function<st
   }
   if (const auto include = doc.select_node("//include"))
     throw InputError(where(include.node()), "<include> (SimGrid 3.32 aborts on it); expected the platform in one file");
+  // Aborts: elements SimGrid 3.32 no longer has, and a deployment's actors.
+  if (const auto storage = doc.select_node("//storage_type | //storage | //mount"))
+    throw InputError(where(storage.node()), "<" + std::string(storage.node().name()) +
+                                                "> (removed in SimGrid 3.27, which aborts on it); expected <disk> "
+                                                "elements inside a <host>");
+  if (const auto actor = doc.select_node("//actor | //process"))
+    throw InputError(where(actor.node()), "<" + std::string(actor.node().name()) +
+                                              "> in a platform (a deployment's element); expected a platform only: "
+                                              "the model creates its actors");
+  // std::stod's exception (exit 1) without one.
+  if (const auto cluster = doc.select_node("//cluster[not(@radical)] | //cabinet[not(@radical)]"))
+    throw InputError(where(cluster.node()), "<" + std::string(cluster.node().name()) +
+                                                "> without radical; expected radical=\"0-15\" or another list of "
+                                                "numbers and ranges");
   for (const auto& a : attributes)
     for (const auto& hit : doc.select_nodes((std::string("//") + a.element + "[@" + a.name + "]").c_str())) {
       const pugi::xml_node n = hit.node();
@@ -92,7 +108,8 @@ void check_platform_values(const pugi::xml_document& doc, const std::function<st
         case Kind::Radical: {
           std::stringstream items(text);
           std::string item;
-          bool ok = !text.empty();
+          // "0-3," or ",0-3" ended in std::stod's exception (exit 1).
+          bool ok = !text.empty() && text.front() != ',' && text.back() != ',' && text.find(",,") == std::string::npos;
           while (ok && std::getline(items, item, ',')) {
             const auto dash = item.find('-');
             const long long lo = whole(item.substr(0, dash), 2147483647LL);
@@ -120,10 +137,13 @@ void check_platform_values(const pugi::xml_document& doc, const std::function<st
             double v = 0;
             try {
               v = parse_quantity(q, item, at);
-            } catch (const InputError&) {
-              if (std::isfinite(std::strtod(item.c_str(), nullptr)))
-                continue; // SimGrid's parser names what it cannot read, at its line
-              v = std::strtod(item.c_str(), nullptr);
+            } catch (const InputError& e) {
+              // SimGrid's parser names what it cannot read, at its line; a number and unit past a
+              // double (1e308Mbps) it reads as inf.
+              if (std::isfinite(std::strtod(item.c_str(), nullptr)) &&
+                  std::string(e.what()).find("is not a finite number") == std::string::npos)
+                continue;
+              v = HUGE_VAL;
             }
             if (!(v >= least && v <= most) || (a.kind != Kind::Latency && !(v > 0)))
               throw InputError(at, what + expected);
@@ -131,6 +151,56 @@ void check_platform_values(const pugi::xml_document& doc, const std::function<st
         }
       }
     }
+}
+
+/** The type SimGrid declared each configuration item with ("boolean", "int", "double",
+ *  "string"), read from the list SimGrid gives with its error on a name it does not know:
+ *  "  name: (type)value" lines. */
+const std::map<std::string, std::string>& simgrid_config_types()
+{
+  static const std::map<std::string, std::string> types = [] {
+    std::map<std::string, std::string> out;
+    try {
+      simgrid::config::is_default("simcore/no-such-item");
+    } catch (const std::exception& e) {
+      std::istringstream lines(e.what());
+      for (std::string line; std::getline(lines, line);) {
+        const auto colon = line.find(": (");
+        const auto close = line.find(')', colon == std::string::npos ? 0 : colon);
+        if (line.rfind("  ", 0) == 0 && colon != std::string::npos && close != std::string::npos)
+          out[line.substr(2, colon - 2)] = line.substr(colon + 3, close - colon - 3);
+      }
+    }
+    return out;
+  }();
+  return types;
+}
+
+/** A platform <config> item's value of the item's type: SimGrid 3.32 threw a bare exception
+ *  on another ("not a boolean": exit 1). */
+void check_platform_config_value(const std::string& name, const std::string& value, const std::string& where)
+{
+  const auto type = simgrid_config_types().find(name);
+  if (type == simgrid_config_types().end())
+    return;
+  const auto refuse = [&](const char* expected) {
+    throw InputError(where, "SimGrid configuration '" + name + "' = '" + value + "'; expected " + expected);
+  };
+  char* end = nullptr;
+  errno = 0;
+  if (type->second == "boolean") {
+    static const char* const words[] = {"yes", "no", "on", "off", "true", "false", "1", "0"};
+    if (std::none_of(std::begin(words), std::end(words), [&value](const char* w) { return value == w; }))
+      refuse("yes or no (on, off, true, false, 1, 0)");
+  } else if (type->second == "int") {
+    const long v = std::strtol(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || errno != 0 || v < INT_MIN || v > INT_MAX)
+      refuse("a whole number");
+  } else if (type->second == "double") {
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !std::isfinite(v))
+      refuse("a number");
+  }
 }
 
 /** The platform in the spelling of DTD 4.1, which the checks read: SimGrid 3.32 also reads
@@ -158,7 +228,9 @@ void spell_as_dtd_4_1(pugi::xml_node node, std::map<const void*, std::ptrdiff_t>
 std::string precheck_platform(const std::string& path)
 {
   pugi::xml_document doc;
-  auto res = doc.load_file(path.c_str(), pugi::parse_default | pugi::parse_doctype);
+  // Tabs and line breaks in attributes as they are (SimGrid's parser keeps them; pugixml would
+  // make them spaces).
+  auto res = doc.load_file(path.c_str(), (pugi::parse_default | pugi::parse_doctype) & ~pugi::parse_wconv_attribute);
   if (!res)
     return ""; // SimGrid reports XML syntax errors with their line
   bool doctype = false;
@@ -170,9 +242,6 @@ std::string precheck_platform(const std::string& path)
     throw InputError(path, "root element is <" + root + ">; expected a SimGrid platform (<platform version=\"4.1\">)");
   std::map<const void*, std::ptrdiff_t> renamed_offsets;
   spell_as_dtd_4_1(doc.document_element(), renamed_offsets);
-  if (!doctype)
-    throw InputError(path, "no <!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\"> line; SimGrid's "
-                           "parser needs it after the <?xml?> line");
   std::string text; // read where a line is named
   const auto where = [&](const pugi::xml_node& n) {
     if (text.empty()) {
@@ -184,8 +253,23 @@ std::string precheck_platform(const std::string& path)
     return path + ":" +
            std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(std::min(offset, text.size())), '\n'));
   };
+  // SimGrid 3.32 reads version with std::stod: "1e400" ended in its exception (exit 1).
+  if (const auto version = doc.document_element().attribute("version")) {
+    errno = 0;
+    char* end = nullptr;
+    const double v = std::strtod(version.value(), &end);
+    if (end == version.value() || errno == ERANGE || !std::isfinite(v))
+      throw InputError(where(doc.document_element()), "<platform version=\"" + std::string(version.value()) +
+                                 "\">; expected version=\"4.1\" (or 4, which SimGrid 3.32 also reads)");
+  }
+  if (!doctype)
+    throw InputError(where(doc.document_element()),
+                     "<platform> without a <!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\"> line "
+                     "before it; expected that line after the <?xml?> line (SimGrid's parser needs it)");
   // SimGrid's Constant network model aborts the process on the first link the platform makes.
-  if (simgrid::config::get_value<std::string>("network/model") == "Constant")
+  const auto own_model = doc.select_node("//config/prop[@id='network/model']");
+  if ((own_model ? std::string(own_model.node().attribute("value").value())
+                 : simgrid::config::get_value<std::string>("network/model")) == "Constant")
     for (const auto* kind : {"link", "cluster", "cabinet", "backbone", "peer"})
       if (const auto node = doc.select_node((std::string("//") + kind).c_str()); node)
         throw InputError(where(node.node()),
@@ -202,6 +286,7 @@ std::string precheck_platform(const std::string& path)
       throw InputError(where(prop.node()), "SimGrid configuration '" + name + "' is not one SimGrid " +
                                                "knows; expected an item listed by SimGrid's --help-cfg");
     }
+    check_platform_config_value(name, prop.node().attribute("value").value(), where(prop.node()));
   }
   check_platform_values(doc, where);
   check_cluster_topologies(doc, where);
@@ -247,6 +332,19 @@ void load_platform(simgrid::s4u::Engine& engine, const std::string& path)
                                                                                  : "is not a regular file") +
                                "; expected a SimGrid XML platform (DTD 4.1)");
   const std::string bandwidth_trace = precheck_platform(path);
+  // SimGrid's message, one line of it, with what was expected where it says nothing of it.
+  const auto refuse = [&path](const std::string& where, std::string what) -> InputError {
+    what = what.substr(0, what.find('\n'));
+    while (!what.empty() && (what.back() == '.' || what.back() == ' ' || what.back() == ':'))
+      what.pop_back();
+    if (what.find("expected") == std::string::npos || what.find("as expected") != std::string::npos)
+      what += what.rfind("unknown unit", 0) == 0
+                  ? "; expected a unit of SimGrid's: f, kf, Mf, Gf (speeds), Bps, kBps, MBps, GBps, bps, Gbps "
+                    "(bandwidths), s, ms, us, ns (times), B, kB, MB, KiB, MiB (sizes)"
+                  : "; expected a platform that follows SimGrid's DTD 4.1 and names hosts, links and zones it "
+                    "declares";
+    return InputError(where.empty() ? path : where, "invalid platform: " + what);
+  };
   try {
     engine.load_platform(path);
   } catch (const simgrid::ParseError& e) {
@@ -255,18 +353,14 @@ void load_platform(simgrid::s4u::Engine& engine, const std::string& path)
     const std::string prefix = "Parse error at ";
     if (msg.rfind(prefix, 0) == 0) {
       msg = msg.substr(prefix.size());
-      auto sep = msg.find(": ");
-      if (sep != std::string::npos)
-      {
-        std::string what = msg.substr(sep + 2);
-        throw InputError(msg.substr(0, sep), "invalid platform: " + what.substr(0, what.find('\n')));
-      }
+      if (const auto sep = msg.find(": "); sep != std::string::npos)
+        throw refuse(msg.substr(0, sep), msg.substr(sep + 2));
     }
-    throw InputError(path, "invalid platform: " + msg);
+    throw refuse("", msg);
   } catch (const std::invalid_argument& e) {
-    throw InputError(path, std::string("invalid platform: ") + e.what());
+    throw refuse("", e.what());
   } catch (const simgrid::Exception& e) {
-    throw InputError(path, std::string("invalid platform: ") + e.what());
+    throw refuse("", e.what());
   }
   // SimGrid 3.32 changes the sharing penalty of the messages crossing a link whose bandwidth
   // changes, those still in their latency included: under the Lazy optimisation they were lost

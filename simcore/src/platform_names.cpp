@@ -115,6 +115,49 @@ pugi::xml_node child_zone(const pugi::xml_node& parent, const std::string& id)
   return {};
 }
 
+/** The zone whose member a host or router element (or a host a cluster or cabinet makes) is. */
+pugi::xml_node zone_of(const pugi::xml_node& node)
+{
+  return std::string(node.name()) == "cluster" ? node : node.parent();
+}
+
+/** A route joins two hosts or routers of its zone, a zone route two zones inside its zone:
+ *  SimGrid 3.32 refused others without a line ("a@y1 and y2@z are not in the same netzone as
+ *  expected. Please report that bug"). */
+void check_route_end(const pugi::xml_node& route, const char* end, const Names& nodes, const Names& zones,
+                     const Where& where)
+{
+  const std::string name = route.attribute(end).value();
+  const pugi::xml_node zone = route.parent();
+  const std::string tag = route.name();
+  const std::string at = "<" + tag + " " + end + "=\"" + name + "\">";
+  const pugi::xml_node node = nodes.element(name);
+  const pugi::xml_node named_zone = zones.element(name);
+  const bool made = node && (std::string(node.name()) == "cluster" || std::string(node.name()) == "cabinet");
+  const std::string node_text = made ? "host '" + name + "' of " + element_text(node) : element_text(node);
+  if (tag == "route") {
+    if (node && zone_of(node) != zone)
+      throw InputError(where(route), at + ": " + node_text + " (" + line_of(where, node) +
+                                         ") is not a host or router of zone '" + zone.attribute("id").value() +
+                                         "', which declares the route; expected a host or router of that zone (a "
+                                         "<zoneRoute> joins zones)");
+    return;
+  }
+  if (node && !named_zone)
+    throw InputError(where(route), at + ": '" + name + "' is " + (made ? "a host of " + element_text(node) : element_text(node)) +
+                                       " (" + line_of(where, node) + "), not a zone; expected a zone or cluster inside "
+                                       "zone '" + zone.attribute("id").value() + "'");
+  if (node && named_zone)
+    throw InputError(where(route), at + ": '" + name + "' names " + node_text + " (" + line_of(where, node) + ") and " +
+                                       element_text(named_zone) + " (" + line_of(where, named_zone) +
+                                       "), and SimGrid 3.32 takes the host; expected a zone id that no host or router "
+                                       "shares");
+  if (named_zone && named_zone.parent() != zone)
+    throw InputError(where(route), at + ": " + element_text(named_zone) + " (" + line_of(where, named_zone) +
+                                       ") is not inside zone '" + zone.attribute("id").value() +
+                                       "', which declares the route; expected a zone or cluster inside it");
+}
+
 bool is_inside(pugi::xml_node n, const pugi::xml_node& zone)
 {
   for (; n; n = n.parent())
@@ -159,9 +202,30 @@ void check_platform_names(const pugi::xml_document& doc, const Where& where)
     }
     if (tag == "cluster") {
       zones.add(id, n);
+      if (*n.attribute("router_id").value() != '\0')
+        nodes.add(n.attribute("router_id").value(), n);
       if (*n.attribute("bb_bw").value() != '\0')
         links.add(id + "_backbone", n);
     }
+  }
+  // Zones are points of the network too: SimGrid 3.32 refused a router of a zone's name without a
+  // line ("this name already describes a node"; a host of that name it takes).
+  for (const auto& hit : doc.select_nodes("//router | //cluster[@router_id]")) {
+    const pugi::xml_node n = hit.node();
+    const bool router = std::string(n.name()) == "router";
+    const std::string name = n.attribute(router ? "id" : "router_id").value();
+    if (const pugi::xml_node zone = zones.element(name))
+      throw InputError(where(n), (router ? element_text(n) : element_text(n) + " router_id='" + name + "'") +
+                                     ": the name of " + element_text(zone) + " (" + line_of(where, zone) +
+                                     "); expected a router name no zone has");
+  }
+  // "Host not found: 'x'", no line.
+  for (const auto& hit : doc.select_nodes("//host_link")) {
+    const std::string id = hit.node().attribute("id").value();
+    const pugi::xml_node host = nodes.element(id);
+    if (!host || std::string(host.name()) == "router")
+      throw InputError(where(hit.node()), "<host_link id=\"" + id + "\">: no host '" + id +
+                                              "' in the platform; expected the id of a <host>");
   }
   for (const auto& hit : doc.select_nodes("//link_ctn"))
     check_link_reference(hit.node(), links, split_links, made_prefixes, where);
@@ -172,14 +236,33 @@ void check_platform_names(const pugi::xml_document& doc, const Where& where)
                                      n.attribute("dst").value() +
                                      "\"> holds no <link_ctn>; expected at least one link (SimGrid forbids empty "
                                      "routes)");
-    if (std::string(n.name()) == "route" || std::string(n.name()) == "bypassRoute")
+    const std::string tag = n.name();
+    const std::string routing = n.parent().attribute("routing").value();
+    const std::string src = n.attribute("src").value(), dst = n.attribute("dst").value();
+    if ((tag == "route" || tag == "zoneRoute") && (routing == "Cluster" || routing == "Vivaldi") && src != dst)
+      throw InputError(where(n), "<" + tag + " src=\"" + src + "\" dst=\"" + dst + "\"> in a <zone routing=\"" +
+                                     routing + "\">, which routes through each member's own links; expected none "
+                                     "(a <host_link> gives a member its links), or a loopback route from a host to "
+                                     "itself");
+    if (tag == "zoneRoute" && src == dst)
+      throw InputError(where(n), "<zoneRoute src=\"" + src + "\" dst=\"" + dst +
+                                     "\"> from a zone to itself; expected two zones (a <route> joins hosts of one)");
+    if (tag == "route" || tag == "zoneRoute")
+      for (const char* end : {"src", "dst"})
+        check_route_end(n, end, nodes, zones, where);
+    if (tag == "route" || tag == "bypassRoute")
       continue;
     for (const char* end : {"src", "dst"}) {
       const std::string gateway = n.attribute(end == std::string("src") ? "gw_src" : "gw_dst").value();
       const pugi::xml_node node = nodes.element(gateway);
       const pugi::xml_node zone = child_zone(n.parent(), n.attribute(end).value());
-      if (!node || !zone || std::string(node.name()) == "cluster" || std::string(node.name()) == "cabinet" ||
-          is_inside(node, zone))
+      if (!node && zones.has(gateway))
+        throw InputError(where(n), "<" + std::string(n.name()) + " gw_" + end + "=\"" + gateway + "\">: " +
+                                       element_text(zones.element(gateway)) + " (" +
+                                       line_of(where, zones.element(gateway)) +
+                                       ") is a zone; expected a host or router of zone '" + n.attribute(end).value() +
+                                       "'");
+      if (!node || !zone || is_inside(node, zone))
         continue;
       throw InputError(where(n), "<" + std::string(n.name()) + " gw_" + end + "=\"" + gateway + "\">: " +
                                      element_text(node) + " (" + line_of(where, node) + ") is not inside zone '" +

@@ -25,6 +25,7 @@ void check_trace_text(const std::string& text, double periodicity, bool positive
   std::string line;
   double last = -1;
   bool loop_after = false; // LOOPAFTER d: the trace starts again d after its last date
+  int keyword_line = 0;     // where PERIODICITY or LOOPAFTER was
   int n = 0;
   while (std::getline(lines, line)) {
     ++n;
@@ -33,9 +34,16 @@ void check_trace_text(const std::string& text, double periodicity, bool positive
     if (!(fields >> first) || first.front() == '#' || first.front() == '%')
       continue;
     if (first == "PERIODICITY" || first == "LOOPAFTER") {
-      if (!(fields >> periodicity))
-        throw InputError(at(n), what + ": '" + line + "'; expected " + first + " and a time in s");
+      // A second one failed an assertion; a negative delay aborted, a negative period never ended.
+      std::string extra;
+      if (keyword_line > 0)
+        throw InputError(at(n), what + ": '" + line + "' after the " + (loop_after ? "LOOPAFTER" : "PERIODICITY") +
+                                    " of line " + std::to_string(keyword_line) +
+                                    "; expected one PERIODICITY or LOOPAFTER a trace");
+      if (!(fields >> periodicity) || (fields >> extra) || !(periodicity > 0) || !std::isfinite(periodicity))
+        throw InputError(at(n), what + ": '" + line + "'; expected " + first + " and a time in s above 0");
       loop_after = first == "LOOPAFTER";
+      keyword_line = n;
       continue;
     }
     char* end = nullptr;
@@ -87,14 +95,27 @@ void check_platform_traces(const pugi::xml_document& doc, const std::string& pla
                                      " trace this way (it aborts); expected " +
                                      (kind == "BANDWIDTH" ? "bandwidth_file=\"...\" on the <link>" : "no latency trace"));
     kind_of_trace[n.attribute("trace").value()] = kind;
-    if (kind == "SPEED")
-      speed_trace_of[n.attribute("element").value()] = where(n);
+    if (kind == "SPEED") {
+      // "Cannot set a second speed trace to Host a": an abort.
+      const std::string host = n.attribute("element").value();
+      if (const auto first = speed_trace_of.find(host); first != speed_trace_of.end())
+        throw InputError(where(n), "a second <trace_connect kind=\"SPEED\"> for host '" + host + "' (the first at " +
+                                       first->second + "); expected one speed trace a host");
+      speed_trace_of[host] = where(n);
+    }
   }
   // Inline traces.
+  std::map<std::string, std::string> trace_ids; // "Refusing to define trace t twice": an abort
   for (const auto& hit : doc.select_nodes("//trace")) {
     const pugi::xml_node n = hit.node();
     const std::string id = n.attribute("id").value();
     const std::string at = where(n);
+    // "Trace 't' must have either a content, or point to a file on disk": an abort.
+    if (std::string(n.text().get()).find_first_not_of(" \t\r\n") == std::string::npos)
+      throw InputError(at, "<trace id=\"" + id + "\"> without lines; expected its DATE VALUE lines inside it");
+    if (const auto [first, fresh] = trace_ids.emplace(id, at); !fresh)
+      throw InputError(at, "a second <trace id=\"" + id + "\"> (the first at " + first->second +
+                               "); expected unique trace ids");
     if (n.attribute("file") && std::string(n.attribute("file").value()) != "")
       throw InputError(at, "<trace id=\"" + id + "\" file=...>; expected the trace's lines inside the element "
                            "(or speed_file or bandwidth_file on its host or link)");

@@ -163,6 +163,15 @@ void check_routes(std::vector<HostPair> pairs, const std::string& platform_path,
            std::make_pair(y.first->get_name(), y.second->get_name());
   });
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  // Under network/crosstraffic (LV08's default) SimGrid 3.32 also routes each message's
+  // acknowledgements back: a one-way route made the run search without end (Dijkstra zones).
+  std::set<HostPair> back_only;
+  if (simgrid::config::get_value<bool>("network/crosstraffic")) {
+    const std::set<HostPair> declared(pairs.begin(), pairs.end());
+    for (const auto& [a, b] : declared)
+      if (!declared.count({b, a}) && back_only.insert({b, a}).second)
+        pairs.emplace_back(b, a);
+  }
   if (pairs.empty())
     return;
   simgrid::s4u::Engine::get_instance()->seal_platform(); // routes are asked of a sealed platform
@@ -241,10 +250,15 @@ void check_routes(std::vector<HostPair> pairs, const std::string& platform_path,
     why = why.substr(0, 300) + "...";
   const auto* zone = common_zone(a, b);
   const std::string zone_name = zone != nullptr ? zone->get_name() : std::string();
+  const bool back = back_only.count({a, b}) > 0;
   throw InputError(zone != nullptr ? located(platform_path, zone_name) : platform_path,
                    "no route from host '" + a->get_name() + "' to host '" + b->get_name() + "'" +
                        (zone != nullptr ? " in zone '" + zone_name + "'" : std::string()) + " (" + why + "); " + who +
-                       "; expected a <route> (or a <zoneRoute> between their zones) that joins them");
+                       (back ? " the other way, and network/crosstraffic (on) routes each message's acknowledgements "
+                               "back"
+                             : "") +
+                       "; expected a <route> (or a <zoneRoute> between their zones) that joins them" +
+                       (back ? " both ways (symmetrical), or --cfg=network/crosstraffic:0" : ""));
 }
 
 } // namespace simcore

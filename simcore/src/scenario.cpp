@@ -68,7 +68,7 @@ std::string required_attribute(const pugi::xml_node& n, const char* name, const 
 {
   auto a = n.attribute(name);
   if (!a || std::string(a.value()).empty())
-    throw InputError(loc.at(n), "<" + std::string(n.name()) + "> needs attribute " + name + "=\"...\"");
+    throw InputError(loc.at(n), "<" + std::string(n.name()) + "> needs attribute " + name + "=\"...\"; expected it");
   return a.value();
 }
 
@@ -248,7 +248,7 @@ Scenario Scenario::load(const std::string& path_arg)
       check_attributes(n, {"name", "value"}, loc);
       std::string name = required_attribute(n, "name", loc);
       if (!n.attribute("value"))
-        throw InputError(where, "<param name=\"" + name + "\"> needs attribute value=\"...\"");
+        throw InputError(where, "<param name=\"" + name + "\"> needs attribute value=\"...\"; expected it");
       if (!seen_params.insert(name).second)
         throw InputError(where, "parameter '" + name + "' is given twice; expected each parameter at most once");
       sc.params_.set(name, n.attribute("value").value(), where, sc.base_dir_);
@@ -256,7 +256,7 @@ Scenario Scenario::load(const std::string& path_arg)
       check_attributes(n, {"name", "value"}, loc);
       std::string name = required_attribute(n, "name", loc);
       if (!n.attribute("value"))
-        throw InputError(where, "<config name=\"" + name + "\"> needs attribute value=\"...\"");
+        throw InputError(where, "<config name=\"" + name + "\"> needs attribute value=\"...\"; expected it");
       if (!seen_config.insert(name).second)
         throw InputError(where, "SimGrid configuration '" + name + "' is given twice; expected each item at most once");
       sc.config_.push_back(ConfigItem{name, n.attribute("value").value(), where});

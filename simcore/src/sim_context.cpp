@@ -95,7 +95,7 @@ simgrid::s4u::Host* SimContext::host(const std::string& name, const std::string&
   auto* h = engine_.host_by_name_or_null(name);
   if (!h)
     throw param_error(param, "parameter '" + param + "' names host '" + name + "', which the platform " +
-                                 scenario_.platform_path() + " does not have");
+                                 scenario_.platform_path() + " does not have; expected the name of one of its hosts");
   return h;
 }
 

@@ -2,6 +2,7 @@
 #include "simcore/error.hpp"
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -47,7 +48,7 @@ void check_routes_of(const pugi::xml_node& zone, const std::function<std::string
 
 /** Three finite numbers of at most 1e8 in size between single spaces, as SimGrid 3.32 splits
  *  them (it aborted on another count, two spaces or a tab included): Vivaldi coordinates in
- *  ms, whose distances give latencies (1e308 made a latency of inf). */
+ *  ms, whose distances give latencies (1e308 made a latency of inf; 1e-320 made std::stod throw). */
 bool coordinates_ok(const std::string& text)
 {
   int n = 0;
@@ -56,9 +57,12 @@ bool coordinates_ok(const std::string& text)
     const auto end = text.find(' ', start);
     const std::string item = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
     char* stop = nullptr;
+    errno = 0;
     const double v = std::strtod(item.c_str(), &stop);
+    if (errno == ERANGE) // 1e-400: std::stod threw
+      return false;
     if (item.empty() || std::isspace(static_cast<unsigned char>(item.front())) || *stop != '\0' ||
-        !std::isfinite(v) || std::fabs(v) > 1e8)
+        !std::isfinite(v) || std::fabs(v) > 1e8 || (v != 0 && std::fabs(v) < 1e-300)) // 1e-320: std::stod threw
       return false;
     ++n;
     if (end == std::string::npos)

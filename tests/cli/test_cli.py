@@ -128,7 +128,7 @@ def test_unknown_command(tmp_path):
 @pytest.mark.parametrize("args,message", [
     (["run"], "command line: no scenario file given; expected simcore run SCENARIO.xml"),
     (["validate"], "command line: no scenario file given; expected simcore validate SCENARIO.xml"),
-    (["run", str(STAR_SCENARIO), "--frobnicate"], "command line: unknown option '--frobnicate'; see --help"),
+    (["run", str(STAR_SCENARIO), "--frobnicate"], "command line: unknown option '--frobnicate'; expected an option of --help"),
     (["validate", str(STAR_SCENARIO), "--out", "x"], "command line: unknown option '--out'"),
     (["run", str(STAR_SCENARIO), "second.xml"], "command line: unexpected argument 'second.xml'; expected one scenario file"),
     (["run", str(STAR_SCENARIO), "--set"], "command line: --set needs a value"),

@@ -99,7 +99,7 @@ def test_platform_without_doctype_or_with_wrong_root(tmp_path):
     nodoc.write_text('<?xml version="1.0"?>\n<platform version="4.1">\n  <zone id="z" routing="Full"/>\n</platform>\n')
     proc = run("platform", nodoc, cwd=tmp_path)
     assert proc.returncode == 2
-    assert "no <!DOCTYPE platform SYSTEM" in proc.stderr
+    assert ":2: <platform> without a <!DOCTYPE platform SYSTEM" in proc.stderr
     proc = run("platform", STAR, cwd=tmp_path)
     assert proc.returncode == 2
     assert "root element is <scenario>; expected a SimGrid platform" in proc.stderr

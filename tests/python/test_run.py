@@ -246,7 +246,8 @@ def test_run_setup_error_raises_input_error_like_cli(star_scenario_path, tmp_pat
     with pytest.raises(simcore.InputError) as e:
         sc.run(out=tmp_path / "o")
     # Located where the value came from: the set() call here, --set on the command line.
-    detail = "parameter 'master' names host 'nohost', which the platform %s does not have" % sc.platform
+    detail = ("parameter 'master' names host 'nohost', which the platform %s does not have; expected the name of "
+              "one of its hosts" % sc.platform)
     assert str(e.value) == "set(master='nohost'): " + detail
     assert not os.path.exists(tmp_path / "o" / "summary.json")
     cli = simcore_cli("run", star_scenario_path, "--set", "master=nohost", "--out", tmp_path / "cli", "--quiet")

@@ -98,7 +98,7 @@ def test_stream_elements_replace_the_simple_form(tmp_path):
     path = scenario(tmp_path, body, shape="20")
     with pytest.raises(simcore.InputError) as e:
         simcore.load(path).run()
-    assert "parameter 'shape' belongs to the simple form; with <stream> elements, set it on the <stream>" in str(e.value)
+    assert "parameter 'shape' belongs to the simple form; with <stream> elements, expected it on the <stream>" in str(e.value)
     assert str(e.value).startswith("%s:" % path)
 
 
@@ -112,7 +112,7 @@ def test_errors_in_elements_point_at_their_line(tmp_path):
     with pytest.raises(simcore.InputError) as e:
         simcore.load(path).run()
     assert str(e.value) == ("%s:12: <reader> attribute 'first' = 5 but the simulation publishes only 1 "
-                            "transactions (0 to 0)" % path)
+                            "transactions (0 to 0); expected a transaction from 0 to 0" % path)
     body = '<stream name="s" shape="10"/>'
     path = scenario(tmp_path, body)
     with pytest.raises(simcore.InputError, match=r":11: <stream name=\"s\"> has no <reader>; expected at least one"):
