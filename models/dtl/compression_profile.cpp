@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 
 namespace dtl {
 
@@ -15,11 +16,14 @@ CompressionProfile CompressionProfile::load(const std::string& path)
   std::ifstream in(path);
   if (!in)
     throw simcore::InputError(path, "cannot read the compression profile; expected a JSON file");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw simcore::InputError(path, std::string("malformed JSON (") + e.what() + "); expected {\"points\": [...]}");
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(std::min<std::size_t>(e.byte, text.size())), '\n');
+    throw simcore::InputError(path + ":" + std::to_string(line),
+                              std::string("malformed JSON (") + e.what() + "); expected {\"points\": [...]}");
   }
   CompressionProfile p;
   p.path_ = path;

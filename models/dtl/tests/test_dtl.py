@@ -246,6 +246,15 @@ def test_compression_profile_is_interpolated_in_log_error_bound(tmp_path):
     assert exact.metrics["bytes_network"] == -(-2e6 // 30)
 
 
+def test_a_malformed_compression_profile_is_refused_at_its_line(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"points": [\n  {"error_bound": 1e-4,\n   oops}\n]}\n')
+    with pytest.raises(simcore.InputError) as e:
+        scenario(tmp_path, compression_profile=bad, error_bound=1e-4).run()
+    assert str(e.value).startswith(f"{bad}:3: malformed JSON ("), str(e.value)
+    assert str(e.value).endswith('; expected {"points": [...]}')
+
+
 @pytest.mark.parametrize("params, message", [
     (dict(compression_profile=PROFILE, error_bound=1e-1), "error bound 0.100000 lies outside the profile"),
     (dict(compression_profile=PROFILE), "needs error_bound"),
