@@ -157,6 +157,6 @@ def test_a_short_platform_fuzzing_run_flags_nothing(tmp_path, seed):
     --cases 300 and any seed for longer campaigns."""
     res = subprocess.run([sys.executable, str(SOURCE_DIR / "tests" / "fuzz" / "platform_fuzz.py"), "--bin", BIN,
                           "--cases", "120", "--seed", str(seed), "--quiet"], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=600)
+                         text=True, timeout=600, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
     assert "nothing flagged" in res.stdout

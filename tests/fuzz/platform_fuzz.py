@@ -34,6 +34,8 @@ import sys
 import tempfile
 import time
 
+from fuzz_messages import SIMGRID_NOTE, mask
+
 # --------------------------------------------------------------------------------------------
 # A tiny XML tree, serialised one element per line (so that line numbers mean something)
 # --------------------------------------------------------------------------------------------
@@ -1478,9 +1480,6 @@ def run_cmd(cmd, cwd, timeout):
             "stderr": err.decode("utf-8", "replace"), "timeout": timed_out, "seconds": time.monotonic() - t0}
 
 
-SIMGRID_NOTE = re.compile(r"^\[[0-9.]+\] (\S+:\d+: )?\[[A-Za-z0-9_]+/(WARNING|INFO)\] ")
-
-
 def classify(res, file_names):
     """file_names: the platform's files (p.xml and trace files), which an error should locate."""
     if res["timeout"]:
@@ -1609,14 +1608,9 @@ def run_case(case, args):
 def normalise(stderr):
     lines = [l for l in stderr.splitlines() if l.strip()][:2]
     text = " | ".join(lines)
-    text = re.sub(r"\[[0-9.]+\] \S+:\d+: ", "[T] SRC: ", text)
     text = re.sub(r"(Existing netpoints:|unknown unit:|cannot parse number:|value out of range:).*", r"\1 <V>", text)
     text = re.sub(r"\(XML input line \d+, state \d+\)", "", text)
-    text = re.sub(r"`[^']*'", "`<S>'", text)
-    text = re.sub(r"'[^']*'", "'<S>'", text)
-    text = re.sub(r'"[^"]*"', '"<S>"', text)
-    text = re.sub(r"(/[\w.+-]+)+", "<PATH>", text)
-    text = re.sub(r"\b0x[0-9a-fA-F]+\b", "<ADDR>", text)
+    text = mask(text)
     text = re.sub(r"[\w.+-]*\d[\w.+-]*", "<N>", text)
     return text[:240]
 
