@@ -131,14 +131,22 @@ MemoryGuard::MemoryGuard(std::uint64_t limit_bytes, const std::string& where, co
           "(simcore run --max-memory SIZE, or max_memory= in Python)";
   if (end_line)
     tail_ += "\n";
-  if (limit_ > 0)
-    thread_ = std::thread([this] { watch(); });
+  if (limit_ == 0)
+    return;
+  // Checked here and at stop() too, not only by the thread: a short run may end before the
+  // thread is first scheduled on a loaded machine.
+  if (const std::uint64_t resident = resident_memory_bytes(); resident > limit_)
+    end_process(resident);
+  thread_ = std::thread([this] { watch(); });
 }
 
 MemoryGuard::~MemoryGuard() { stop(); }
 
 void MemoryGuard::stop()
 {
+  if (thread_.joinable())
+    if (const std::uint64_t resident = resident_memory_bytes(); resident > limit_)
+      end_process(resident);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;

@@ -37,7 +37,9 @@ std::string format_memory(std::uint64_t bytes);
  *  the message names `where` (the scenario), the memory, the limit and how it was set
  *  (`how_set`), and ends the process at once with exit code 2 (kExitBadInput: the scenario is too large for this limit).
  *
- *  Ending at once loses nothing: it watches until stop(), which a run calls before it writes
+ *  It also checks when it is made and when it is stopped, so that a short run past its limit
+ *  is ended whatever the thread's scheduling. Ending at once loses nothing: it watches until
+ *  stop(), which a run calls before it writes
  *  any result file. The thread allocates nothing, so a fork() of the watched process (a
  *  child that asks routes) never inherits a lock it held. A limit of 0 watches nothing. */
 class MemoryGuard {
