@@ -188,6 +188,14 @@ VariableRead read_selection(const Source& src, const std::string& ss, const std:
   if (sel_start.empty() && sel_count.empty()) {
     vr.selection = var.shape;
   } else {
+    // One list without the other: located at the one given (the other's default has no line).
+    if (sel_start.empty() != sel_count.empty()) {
+      const std::string& given = sel_start.empty() ? sc : ss;
+      const std::string& missing = sel_start.empty() ? ss : sc;
+      throw src.error(given, src.what(given) + " is given without " + src.what(missing) +
+                                 "; expected both (one value per dimension of 'shape' each) or neither (the whole "
+                                 "array)");
+    }
     if (sel_start.size() != dims)
       throw src.error(ss, src.what(ss) + " has " + std::to_string(sel_start.size()) +
                               " values; expected one per dimension of 'shape' (" + std::to_string(dims) + ")");

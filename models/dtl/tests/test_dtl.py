@@ -120,6 +120,11 @@ def test_same_seed_same_trace(tmp_path):
      "the selection [0:2000, 0:1) lies outside the array [0:1000, 0:250); expected start + count <= shape"),
     (dict(selection_start="0", selection_count="1"), "set(selection_start='0')",
      "parameter 'selection_start' has 1 values; expected one per dimension of 'shape' (2)"),
+    # Found by the scenario fuzzer: located at the other list's default, which has no line.
+    (dict(selection_start="1,1"), "set(selection_start='1,1')",
+     "parameter 'selection_start' is given without parameter 'selection_count'; expected both"),
+    (dict(selection_count="1,1"), "set(selection_count='1,1')",
+     "parameter 'selection_count' is given without parameter 'selection_start'; expected both"),
     (dict(shape="2,2,2,2"), "set(shape='2,2,2,2')",
      "parameter 'shape' has 4 dimensions; expected 1 to 3, e.g. 512,512,256"),
     (dict(sim_hosts="nohost.*"), "set(sim_hosts='nohost.*')",
