@@ -17,3 +17,31 @@ def mask(text):
     text = re.sub(r'"[^"]*"', '"<S>"', text)
     text = re.sub(r"(/[\w.+\-]+)+/?", "<PATH>", text)
     return re.sub(r"\b0x[0-9a-fA-F]+\b", "<ADDR>", text)
+
+
+def error_lines(stderr):
+    """stderr's lines without SimGrid's notes (nor the lines a note goes on over)."""
+    lines, in_note = [], False
+    for line in stderr.splitlines():
+        if SIMGRID_NOTE.match(line):
+            in_note = True
+        elif line.startswith("[") or line.startswith("simcore:"):
+            in_note = False
+        if line.strip() and not in_note:
+            lines.append(line)
+    return lines
+
+
+def failure_class(rc, lines):
+    """What the exit code and stderr's `lines` settle whatever the tool: "signal", "exit1",
+    "other" (an exit code simcore never gives), "noise" (exit 2 with other than one line), or
+    None: exit 0, or exit 2 with one line, which the caller looks at."""
+    if rc < 0 or rc >= 128:
+        return "signal"
+    if rc == 0:
+        return None
+    if rc == 1:
+        return "exit1"
+    if rc != 2:
+        return "other"
+    return "noise" if len(lines) != 1 else None

@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 
-from fuzz_messages import SIMGRID_NOTE, mask
+from fuzz_messages import error_lines, failure_class, mask
 
 # --------------------------------------------------------------------------------------------
 # A tiny XML tree, serialised one element per line (so that line numbers mean something)
@@ -1488,26 +1488,12 @@ def classify(res, file_names):
     # SimGrid's own warnings and notes ("[0.000000] file:line: [parse/WARNING] Deprecated
     # unit-less value ...") tell the user something true about the input: allowed, before the
     # error line or on success. Anything else on stderr is noise.
-    lines, in_note = [], False
-    for l in res["stderr"].splitlines():
-        if SIMGRID_NOTE.match(l):
-            in_note = True  # SimGrid's notes may go on over several lines
-        elif l.startswith("[") or l.startswith("simcore:"):
-            in_note = False
-        if l.strip() and not in_note:
-            lines.append(l)
-    if rc < 0 or rc >= 128:
-        return "signal"
+    lines = error_lines(res["stderr"])
+    failed = failure_class(rc, lines)
+    if failed:
+        return failed
     if rc == 0:
-        if lines and "--quiet" in res["cmd"]:
-            return "noise"
-        return "ok"
-    if rc == 1:
-        return "exit1"
-    if rc != 2:
-        return "other"
-    if len(lines) != 1:
-        return "noise"
+        return "noise" if lines and "--quiet" in res["cmd"] else "ok"
     line = lines[0]
     if not line.startswith("simcore: error: "):
         return "other"

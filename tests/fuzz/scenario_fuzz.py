@@ -62,7 +62,7 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 
-from fuzz_messages import SIMGRID_NOTE, mask
+from fuzz_messages import error_lines, failure_class, mask
 
 SCENARIO = "scenario.xml"
 FLAGGED = ["signal", "exit1", "timeout", "exit2-no-location", "exit2-no-expected", "noise", "no-summary", "other"]
@@ -1028,9 +1028,10 @@ def classify(res, stage, case, cwd):
     rc = res["rc"]
     # SimGrid's notes and simcore's own warnings (a calibration rule matching no host) are
     # allowed, as in platform_fuzz.py.
-    lines = [l for l in res["stderr"].splitlines() if l.strip() and not SIMGRID_NOTE.match(l)]
-    if rc < 0 or rc >= 128:
-        return "signal"
+    lines = error_lines(res["stderr"])
+    failed = failure_class(rc, lines)
+    if failed:
+        return failed
     if rc == 0:
         if lines:
             return "noise"
@@ -1038,12 +1039,6 @@ def classify(res, stage, case, cwd):
                 "summary.json" in files for _, _, files in os.walk(cwd)):
             return "no-summary"
         return "ok"
-    if rc == 1:
-        return "exit1"
-    if rc != 2:
-        return "other"
-    if len(lines) != 1:
-        return "noise"
     line = lines[0]
     if not line.startswith(PREFIX):
         return "exit2-no-location"
