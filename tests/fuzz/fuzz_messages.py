@@ -32,10 +32,16 @@ def error_lines(stderr):
     return lines
 
 
-def failure_class(rc, lines):
-    """What the exit code and stderr's `lines` settle whatever the tool: "signal", "exit1",
-    "other" (an exit code simcore never gives), "noise" (exit 2 with other than one line), or
-    None: exit 0, or exit 2 with one line, which the caller looks at."""
+def failure_class(res):
+    """(class, lines) for a run `res` (its "rc" and "stderr"): the class the exit code and
+    stderr settle whatever the tool: "signal", "exit1", "other" (an exit code simcore never
+    gives), "noise" (exit 2 with other than one line); or None for exit 0, or exit 2 with one
+    line, which the caller looks at. `lines`: stderr without SimGrid's notes."""
+    lines = error_lines(res["stderr"])
+    return _settled(res["rc"], lines), lines
+
+
+def _settled(rc, lines):
     if rc < 0 or rc >= 128:
         return "signal"
     if rc == 0:

@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 
-from fuzz_messages import error_lines, failure_class, mask
+from fuzz_messages import failure_class, mask
 
 # --------------------------------------------------------------------------------------------
 # A tiny XML tree, serialised one element per line (so that line numbers mean something)
@@ -637,22 +637,24 @@ def pert_bad_number(p, rng):
     return f"bad_number({el.tag}.{attr}={value!r})"
 
 
-def pert_wrong_unit(p, rng):
+def _replace_number(p, rng, label, value_of):
+    """A speed, bandwidth or latency attribute set to value_of(kind); None where there is none."""
     pick = _pick_number(p, rng, {"speed", "bw", "lat"})
     if not pick:
         return None
     el, attr, kind = pick
-    el.attrs[attr] = rng.choice(WRONG_UNITS[kind])
-    return f"wrong_unit({el.tag}.{attr}={el.attrs[attr]!r})"
+    el.attrs[attr] = value_of(kind)
+    return f"{label}({el.tag}.{attr}={el.attrs[attr]!r})"
+
+
+def pert_wrong_unit(p, rng):
+    return _replace_number(p, rng, "wrong_unit", lambda kind: rng.choice(WRONG_UNITS[kind]))
 
 
 def pert_unitless(p, rng):
-    pick = _pick_number(p, rng, {"speed", "bw", "lat"})
-    if not pick:
-        return None
-    el, attr, kind = pick
-    el.attrs[attr] = {"speed": "1e9", "bw": "125000000", "lat": rng.choice(["1e-5", "0.001"])}[kind]
-    return f"unitless({el.tag}.{attr}={el.attrs[attr]!r})"
+    # The latency is drawn whatever the kind, so that a seed gives the cases it always gave.
+    return _replace_number(p, rng, "unitless",
+                           lambda kind: {"speed": "1e9", "bw": "125000000", "lat": rng.choice(["1e-5", "0.001"])}[kind])
 
 
 def _leaf_insert(zone, el, after_tag=None):
@@ -1484,14 +1486,10 @@ def classify(res, file_names):
     """file_names: the platform's files (p.xml and trace files), which an error should locate."""
     if res["timeout"]:
         return "timeout"
-    rc = res["rc"]
-    # SimGrid's own warnings and notes ("[0.000000] file:line: [parse/WARNING] Deprecated
-    # unit-less value ...") tell the user something true about the input: allowed, before the
-    # error line or on success. Anything else on stderr is noise.
-    lines = error_lines(res["stderr"])
-    failed = failure_class(rc, lines)
+    failed, lines = failure_class(res)
     if failed:
         return failed
+    rc = res["rc"]
     if rc == 0:
         return "noise" if lines and "--quiet" in res["cmd"] else "ok"
     line = lines[0]

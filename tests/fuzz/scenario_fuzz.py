@@ -62,7 +62,7 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 
-from fuzz_messages import error_lines, failure_class, mask
+from fuzz_messages import failure_class, mask
 
 SCENARIO = "scenario.xml"
 FLAGGED = ["signal", "exit1", "timeout", "exit2-no-location", "exit2-no-expected", "noise", "no-summary", "other"]
@@ -694,18 +694,13 @@ def m_xml(case, rng):
             d.set("value", rng.choice(["1", "", "abc"]))
         root.children.insert(root.children.index(p) + 1, d)
         label = f"duplicate param {ET_unesc(p.get('name') or '')}"
-    elif k == 1:
-        p = rng.choice(params) if params else Node("param", [("name", "x")])
+    elif k in (1, 2):  # a <param> without its value, or without its name
+        dropped = "value" if k == 1 else "name"
+        p = rng.choice(params) if params else Node("param", [("name", "x") if k == 1 else ("value", "1")])
         if p not in root.children:
             root.children.append(p)
-        p.drop("value")
-        label = f"param {ET_unesc(p.get('name') or '')} without value"
-    elif k == 2:
-        p = rng.choice(params) if params else Node("param", [("value", "1")])
-        if p not in root.children:
-            root.children.append(p)
-        p.drop("name")
-        label = "param without name"
+        p.drop(dropped)
+        label = f"param {ET_unesc(p.get('name') or '')} without value" if k == 1 else "param without name"
     elif k == 3:
         e = _rand_elem(case, rng)
         e.attrs.insert(rng.randrange(len(e.attrs) + 1), [rng.choice(["foo", "Value", "xmlns", "xml:lang", "a-b"]),
@@ -1025,13 +1020,10 @@ MEMORY = re.compile(r"^[^:]+: the run took .* of memory, past its limit")
 def classify(res, stage, case, cwd):
     if res["timeout"]:
         return "slow" if case.counts else "timeout"
-    rc = res["rc"]
-    # SimGrid's notes and simcore's own warnings (a calibration rule matching no host) are
-    # allowed, as in platform_fuzz.py.
-    lines = error_lines(res["stderr"])
-    failed = failure_class(rc, lines)
+    failed, lines = failure_class(res)
     if failed:
         return failed
+    rc = res["rc"]
     if rc == 0:
         if lines:
             return "noise"
