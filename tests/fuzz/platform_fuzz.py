@@ -637,6 +637,22 @@ def pert_bad_number(p, rng):
     return f"bad_number({el.tag}.{attr}={value!r})"
 
 
+def _random_host(p, rng):
+    """One <host> element of the platform, or None."""
+    hosts = [el for el, _ in p.host_elems if el.tag == "host"]
+    return rng.choice(hosts) if hosts else None
+
+
+def _rewrite_trace(p, rng, body, label):
+    """One inline <trace> of the platform written with `body` as its text; None without one."""
+    traces = [el for el, _ in p.root.walk() if el.tag == "trace"]
+    if not traces:
+        return None
+    t = rng.choice(traces)
+    t.raw = f'<trace id="{t.attrs["id"]}" periodicity="0">{body}</trace>'
+    return label
+
+
 def _replace_number(p, rng, label, value_of):
     """A speed, bandwidth or latency attribute set to value_of(kind); None where there is none."""
     pick = _pick_number(p, rng, {"speed", "bw", "lat"})
@@ -1227,10 +1243,9 @@ def pert_syntax(p, rng):
         el.raw = f'<host id="bad&bogus;" speed="1Gf"/>' if el.tag == "host" else None
         return "syntax(undefined entity)" if el.tag == "host" else None
     if how == "dup_attr":
-        hosts = [el for el, _ in p.host_elems if el.tag == "host"]
-        if not hosts:
+        h = _random_host(p, rng)
+        if h is None:
             return None
-        h = rng.choice(hosts)
         h.raw = f'<host id="{h.attrs["id"]}" speed="1Gf" speed="2Gf"/>'
         return "syntax(attribute given twice)"
     if how == "unknown_element":
@@ -1244,22 +1259,16 @@ def pert_syntax(p, rng):
         el.attrs[rng.choice(["speeed", "Speed", "bandwith", "foo", "id2"])] = "1"
         return f"syntax(unknown attribute on {el.tag})"
     if how == "unicode":
-        hosts = [el for el, _ in p.host_elems if el.tag == "host"]
-        if not hosts:
+        h = _random_host(p, rng)
+        if h is None:
             return None
-        h = rng.choice(hosts)
         new = rng.choice(["hôte-é", "a b", "x" * 300, "a/b", "h\u200b1", "<>", "a\"b", "&", "a'b", "-", ".", "0"])
         old = h.attrs["id"]
         h.attrs["id"] = new
         _rename_refs(p, old, new)
         return f"syntax(odd host name {new[:20]!r})"
     if how == "cdata":
-        traces = [el for el, _ in p.root.walk() if el.tag == "trace"]
-        if not traces:
-            return None
-        t = rng.choice(traces)
-        t.raw = f'<trace id="{t.attrs["id"]}" periodicity="0"><![CDATA[0 1\n5 0.5\n]]></trace>'
-        return "syntax(CDATA trace)"
+        return _rewrite_trace(p, rng, "<![CDATA[0 1\n5 0.5\n]]>", "syntax(CDATA trace)")
     if how == "no_doctype":
         p.doctype = False
         p.header = rng.random() < 0.5
@@ -1299,12 +1308,7 @@ def pert_syntax(p, rng):
     if how == "bom":
         p.text_edits.append(lambda t: "\ufeff" + t)
         return "syntax(byte order mark)"
-    traces = [el for el, _ in p.root.walk() if el.tag == "trace"]
-    if not traces:
-        return None
-    t = rng.choice(traces)
-    t.raw = f'<trace id="{t.attrs["id"]}" periodicity="0">0 1<!-- c -->\n5 0.5\n</trace>'
-    return "syntax(comment inside trace text)"
+    return _rewrite_trace(p, rng, "0 1<!-- c -->\n5 0.5\n", "syntax(comment inside trace text)")
 
 
 def pert_zone_route_target(p, rng):
@@ -1352,18 +1356,14 @@ def pert_cluster_attrs(p, rng):
                       "router_is_host", "no_prefix", "core0", "bb_fatpipe", "policy_bad", "topo_flat_params",
                       "router_is_zone", "wifi"])
     a = cl.attrs
-    if how == "bb_bw_only":
-        a.pop("bb_lat", None)
-        a["bb_bw"] = "1GBps"
-    elif how == "bb_lat_only":
-        a.pop("bb_bw", None)
-        a["bb_lat"] = "1us"
-    elif how == "loopback_bw_only":
-        a.pop("loopback_lat", None)
-        a["loopback_bw"] = "1GBps"
-    elif how == "loopback_lat_only":
-        a.pop("loopback_bw", None)
-        a["loopback_lat"] = "1us"
+    # One of a pair (backbone, loopback) without the other: (dropped, set, value).
+    halves = {"bb_bw_only": ("bb_lat", "bb_bw", "1GBps"), "bb_lat_only": ("bb_bw", "bb_lat", "1us"),
+              "loopback_bw_only": ("loopback_lat", "loopback_bw", "1GBps"),
+              "loopback_lat_only": ("loopback_bw", "loopback_lat", "1us")}
+    if how in halves:
+        dropped, kept, value = halves[how]
+        a.pop(dropped, None)
+        a[kept] = value
     elif how == "limiter0":
         a["limiter_link"] = rng.choice(["0", "0Bps", "1Bps"])
     elif how == "fullduplex":
