@@ -174,7 +174,7 @@ def test_network_factors_and_configured_factors_together_are_refused(tmp_path, m
         run_halo(tmp_path, "mixed", params, profile, extra=("--cfg=" + cfg,), platform=ROOT / "platforms" / "two_nodes.xml")
     assert e.value.returncode == 2
     key = cfg.split(":")[0]
-    assert f"{profile} (network_factors): {key} is set too (by the profile, the scenario or --cfg)" in e.value.stderr
+    assert f"{profile}:1 (network_factors): {key} is set too (by the profile, the scenario or --cfg)" in e.value.stderr
     assert not (tmp_path / "mixed" / "summary.json").exists()
 
 

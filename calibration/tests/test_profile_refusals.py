@@ -77,10 +77,10 @@ def test_a_rate_of_the_wrong_kind_or_zero_is_refused_by_the_models_reading_it(tm
     prof = profile(tmp_path, "bad", rates)
     scenario = two_rank_halo(tmp_path, ROOT / "platforms" / "single_node.xml", "mode", "detailed")
     err = refused("validate", scenario, "--calibration", prof)
-    assert f"{prof} {where}: {what}" in err
+    assert f"{prof}:1 {where}: {what}" in err
     if "memcpy" in where:
         err = refused("validate", DTL, "--calibration", prof)
-        assert f"{prof} {where}: {what}" in err
+        assert f"{prof}:1 {where}: {what}" in err
 
 
 def test_a_host_speed_on_a_host_with_a_speed_profile_is_refused(tmp_path):
@@ -102,7 +102,7 @@ def test_a_host_speed_on_a_host_with_a_speed_profile_is_refused(tmp_path):
     every = profile(tmp_path, "every", {"hosts": [{"match": "node-.*", "speed": "2Gf"}]})
     for command in (["validate"], ["run", "--out", tmp_path / "out"]):
         err = refused(command[0], scenario, "--calibration", every, *command[1:])
-        assert f"{every} (hosts[0]): a speed for host 'node-1', which the platform gives a speed profile " \
+        assert f"{every}:1 (hosts[0]): a speed for host 'node-1', which the platform gives a speed profile " \
                f"({platform}:6 (speed_file))" in err
     assert not (tmp_path / "out").exists()
     # speed_file="" is no speed profile, as SimGrid reads it.
@@ -136,7 +136,7 @@ def test_on_a_cluster_the_scenarios_loopback_setting_wins_over_the_profiles(tmp_
 def test_a_loopback_bandwidth_of_zero_is_refused_wherever_it_is_set(tmp_path):
     zero = profile(tmp_path, "zero", {"simgrid_config": {"network/loopback-bw": "0"}})
     scenario = ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml"
-    assert f"{zero} (simgrid_config.network/loopback-bw): SimGrid configuration 'network/loopback-bw' = '0'; " \
+    assert f"{zero}:1 (simgrid_config.network/loopback-bw): SimGrid configuration 'network/loopback-bw' = '0'; " \
            "expected a bandwidth from 1 to 1e18 B/s" in refused("validate", scenario, "--calibration", zero)
     assert "--cfg=network/loopback-bw:0: SimGrid configuration 'network/loopback-bw' = '0'; expected a bandwidth " \
            "from 1 to 1e18 B/s" in refused("validate", scenario, "--cfg=network/loopback-bw:0")
@@ -168,7 +168,7 @@ def test_values_simgrid_cannot_run_with_are_refused_before_the_run(tmp_path, bod
     scenario = ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml"
     out = tmp_path / "out"
     err = refused("run", scenario, "--calibration", bad, "--out", out, "--quiet")
-    assert f"{bad} ({where}): " in err and expected in err, err
+    assert f"{bad}:1 ({where}): " in err and expected in err, err
     assert not out.exists()
 
 
@@ -208,7 +208,7 @@ def test_a_speed_ratio_simgrid_cannot_run_is_refused(tmp_path):
     (SimGrid then aborted with "The Impossible Did Happen")."""
     tiny = profile(tmp_path, "tiny", {"hosts": [{"match": ".*", "speed": 1e-300}]})
     err = refused("validate", ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml", "--calibration", tiny)
-    assert f"{tiny} (hosts[0]): speed 1e-300 flop/s against host 'node-0''s 1000000000.0 flop/s in the platform: " \
+    assert f"{tiny}:1 (hosts[0]): speed 1e-300 flop/s against host 'node-0''s 1000000000.0 flop/s in the platform: " \
            "a ratio SimGrid cannot run" in err
 
 
@@ -216,7 +216,7 @@ def test_network_factors_under_a_model_without_factors_are_refused(tmp_path):
     prof = profile(tmp_path, "constant", {"simgrid_config": {"network/model": "Constant"},
                                           "network_factors": {"inter-node": {"bandwidth": "0:0.5"}}})
     err = refused("validate", ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml", "--calibration", prof)
-    assert f"{prof} (network_factors): the network model cannot take factors" in err
+    assert f"{prof}:1 (network_factors): the network model cannot take factors" in err
 
 
 def test_each_link_setting_comes_from_the_first_rule_that_has_it(tmp_path):
@@ -242,7 +242,7 @@ def test_a_host_rule_that_earlier_rules_shadow_is_reported(tmp_path):
                                                         {"match": "node-0", "speed": "3Gf"}]})
     res = simcore("validate", ROOT / "scenarios" / "halo" / "two_ranks_one_node.xml", "--calibration", shadowed)
     assert res.returncode == 0, res.stderr
-    assert f"host rule 'node-0' ({shadowed} (hosts[1])) is never used" in res.stderr
+    assert f"host rule 'node-0' ({shadowed}:1 (hosts[1])) is never used" in res.stderr
     adds = profile(tmp_path, "adds", {"hosts": [{"match": ".+", "speed": "2Gf"},
                                                 {"match": "node-0", "speed": "3Gf",
                                                  "rates": {"memcpy_bandwidth": "5GBps"}}]})
@@ -279,7 +279,7 @@ def test_a_latency_measured_end_to_end_warns_on_routes_of_several_links(tmp_path
     scenario = two_rank_halo(tmp_path, CLUSTER, "ranks_per_node", 1)
     res = simcore("run", scenario, "--calibration", prof, "--out", tmp_path / "cluster")
     assert res.returncode == 0, res.stderr
-    assert f"{prof}: link rule '.*' ({prof} (links[0])) holds a latency measured end to end (scope \"route\"), " \
+    assert f"{prof}: link rule '.*' ({prof}:1 (links[0])) holds a latency measured end to end (scope \"route\"), " \
            "but messages from" in res.stderr and "cross 3 of its links" in res.stderr
     assert res.stderr.count("measured end to end") == 1  # once a run
     # The same values without the scope: the links' own, as a hand-written profile gives them.
@@ -325,7 +325,7 @@ def test_the_route_check_routes_no_pair_the_platform_cannot_route(tmp_path):
 
 def test_a_link_rule_scope_is_link_or_route(tmp_path):
     prof = profile(tmp_path, "scope", {"links": [{"match": ".*", "latency": "1us", "scope": "path"}]})
-    assert f"{prof} (links[0]): scope \"path\"; expected \"link\"" in \
+    assert f"{prof}:1 (links[0]): scope \"path\"; expected \"link\"" in \
         refused("validate", ROOT / "scenarios" / "halo" / "two_ranks_two_nodes.xml", "--calibration", prof)
 
 
@@ -346,3 +346,51 @@ def test_a_message_of_a_placement_without_factors_is_reported_once(tmp_path):
         res = simcore("run", scenario, "--calibration", prof, "--out", tmp_path / f"out{per_node}")
         assert res.returncode == 0, res.stderr
         assert res.stderr.count("network_factors has no inter-node factors") == (1 if warned else 0), res.stderr
+
+
+MULTILINE = """{
+  "schema": "simcore-profile/1",
+  "hosts": [
+    {"match": "node-.*", "speed": "2Gf"},
+    {
+      "match": "other-.*",
+      "rates": {"memcpy_bandwidth": "2us"}
+    }
+  ],
+  "links": [
+    {"match": ".*",
+     "bandwith": "1GBps"}
+  ],
+  "rates": {
+    "memcpy_bandwidth": "10GBps",
+    "flops_per_cell": "4MiB"
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("edit, where, what", [
+    # Found when the profile is read: the key's line.
+    (lambda t: t, ":12 (links[0])", "unknown key 'bandwith'; expected one of: bandwidth, latency, match, scope"),
+    (lambda t: t.replace('"2Gf"', '"-2Gf"'), ":4 (hosts[0])", "speed -2000000000.0 flop/s; expected a positive speed"),
+    (lambda t: t.replace('"flops_per_cell": "4MiB"', '"memcpy_bandwidth": "4MiB"'), ":16 (rates.memcpy_bandwidth)",
+     "the key 'memcpy_bandwidth' twice in one object; expected each key once"),
+    # Found when a model reads the rate, after the profile was read: the same.
+    (lambda t: t.replace("bandwith", "bandwidth"), ":16 (rates.flops_per_cell)",
+     "a rate in B; the model reads it as an amount of work"),
+])
+def test_a_profile_written_over_many_lines_is_refused_at_the_line(tmp_path, edit, where, what):
+    """Errors found after the JSON is parsed (nlohmann keeps no positions) once named the
+    element alone, "p.json (links[0])"; a profile of many lines is refused at the line too."""
+    prof = tmp_path / "lines.json"
+    prof.write_text(edit(MULTILINE))
+    scenario = two_rank_halo(tmp_path, CLUSTER, "mode", "detailed")
+    err = refused("validate", scenario, "--calibration", prof)
+    assert f"simcore: error: {prof}{where}: {what}" in err, err
+
+
+def test_a_profile_cut_short_is_refused_at_its_last_line(tmp_path):
+    cut = tmp_path / "cut.json"
+    cut.write_text(MULTILINE[:MULTILINE.index('"links"')])
+    err = refused("validate", STAR, "--calibration", cut)
+    assert f"{cut}:10: malformed JSON (" in err, err

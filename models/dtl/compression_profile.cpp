@@ -1,6 +1,7 @@
 #include "compression_profile.hpp"
 
 #include <simcore/error.hpp>
+#include <simcore/json_locations.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,15 @@ CompressionProfile CompressionProfile::load(const std::string& path)
     throw simcore::InputError(path + ":" + std::to_string(line),
                               std::string("malformed JSON (") + e.what() + "); expected {\"points\": [...]}");
   }
+  try {
+    return from_json(j, path);
+  } catch (const simcore::InputError& e) { // located by its JSON path: give it the line as well
+    throw simcore::JsonLocations(text).locate(e, path);
+  }
+}
+
+CompressionProfile CompressionProfile::from_json(const nlohmann::json& j, const std::string& path)
+{
   CompressionProfile p;
   p.path_ = path;
   if (!j.is_object() || !j.contains("points") || !j["points"].is_array() || j["points"].size() < 1)
@@ -42,12 +52,23 @@ CompressionProfile CompressionProfile::load(const std::string& path)
       throw simcore::InputError(where, "expected error_bound > 0, ratio >= 1 and costs >= 0");
     p.points_.push_back(c);
   }
-  std::sort(p.points_.begin(), p.points_.end(),
-            [](const auto& a, const auto& b) { return a.error_bound < b.error_bound; });
-  for (std::size_t i = 1; i < p.points_.size(); i++)
-    if (p.points_[i].error_bound == p.points_[i - 1].error_bound)
-      throw simcore::InputError(path, "two points with error_bound " + std::to_string(p.points_[i].error_bound) +
-                                          "; expected distinct error bounds");
+  std::vector<std::size_t> order(p.points_.size()); // indices in the file, by error bound
+  for (std::size_t k = 0; k < order.size(); k++)
+    order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return p.points_[a].error_bound < p.points_[b].error_bound; });
+  std::vector<CompressionPoint> sorted;
+  for (std::size_t k = 0; k < order.size(); k++) {
+    const auto& c = p.points_[order[k]];
+    if (k > 0 && c.error_bound == sorted.back().error_bound)
+      throw simcore::InputError(path + " (points[" + std::to_string(std::max(order[k], order[k - 1])) + "])",
+                                "a second point with error_bound " + nlohmann::json(c.error_bound).dump() +
+                                    " (the other is points[" +
+                                    std::to_string(std::min(order[k], order[k - 1])) +
+                                    "]); expected distinct error bounds");
+    sorted.push_back(c);
+  }
+  p.points_ = std::move(sorted);
   return p;
 }
 

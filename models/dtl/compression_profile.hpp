@@ -3,6 +3,8 @@
  * gets the ratio and costs interpolated between the nearest points. */
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <string>
 #include <vector>
 
@@ -18,8 +20,10 @@ struct CompressionPoint {
 class CompressionProfile {
 public:
   /** Reads {"points": [{"error_bound": 1e-3, "ratio": 12, "compress_flops_per_byte": 40,
-   *  "decompress_flops_per_byte": 15}, ...]}; errors name the file and the point. */
+   *  "decompress_flops_per_byte": 15}, ...]}; errors name the file, the line and the point. */
   static CompressionProfile load(const std::string& path);
+  /** The same from parsed JSON; errors name `path` and the point ("path (points[2])"). */
+  static CompressionProfile from_json(const nlohmann::json& j, const std::string& path);
   /** Linear interpolation in log10(error bound); InputError(where) outside the measured range. */
   CompressionPoint at(double error_bound, const std::string& where) const;
   const std::vector<CompressionPoint>& points() const { return points_; }

@@ -1,6 +1,7 @@
 #include "simcore/calibration_profile.hpp"
 #include "simcore/name_pattern.hpp"
 #include "simcore/error.hpp"
+#include "simcore/json_locations.hpp"
 #include "simcore/platform.hpp"
 #include "simcore/sha256.hpp"
 #include "simcore/units.hpp"
@@ -122,7 +123,8 @@ std::map<std::string, NamedRate> rates_from_json(const nlohmann::json& rates, co
         if (r.unit == "flop/s" && unit == "flop") // SimGrid spells work as it spells speed ("600f")
           r.unit = unit;
         if (!r.unit.empty() && unit != r.unit) // the value's own unit, and another
-          throw InputError(w, "\"unit\" says " + v["unit"].dump() + " but the value is in " + r.unit);
+          throw InputError(w, "\"unit\" says " + v["unit"].dump() + " but the value is in " + r.unit +
+                                "; expected the value's own unit, or no \"unit\"");
         if (r.unit.empty()) { // a number in that unit
           r.value *= factor;
           r.unit = unit;
@@ -220,9 +222,31 @@ CalibrationProfile CalibrationProfile::load(const std::string& path)
     }
     throw InputError(where, std::string("unreadable JSON (") + what + "); expected numbers a double holds");
   }
-  if (!duplicate.empty())
-    throw InputError(path, "the key '" + duplicate + "' twice in one object; expected each key once");
-  CalibrationProfile p = from_json(j, path);
+  if (!duplicate.empty()) {
+    const JsonLocations locations(text);
+    const auto& twice = locations.first_duplicate();
+    throw InputError(twice ? path + ":" + std::to_string(twice->second) + " (" + twice->first + ")" : path,
+                     "the key '" + duplicate + "' twice in one object; expected each key once");
+  }
+  CalibrationProfile p;
+  try {
+    p = from_json(j, path);
+  } catch (const InputError& e) { // located by its JSON path: give it the line as well
+    throw JsonLocations(text).locate(e, path);
+  }
+  // The rules and rates are checked against the platform and the models later: their errors
+  // name the line too.
+  const JsonLocations locations(text);
+  for (auto& rule : p.hosts_) {
+    rule.where = locations.located(rule.where, path);
+    for (auto& [name, rate] : rule.rates)
+      rate.where = locations.located(rate.where, path);
+  }
+  for (auto& rule : p.links_)
+    rule.where = locations.located(rule.where, path);
+  for (auto& [name, rate] : p.rates_)
+    rate.where = locations.located(rate.where, path);
+  p.network_factors_where_ = locations.located(path + " (network_factors)", path);
   p.path_ = path;
   p.sha256_ = sha256_hex(text);
   return p;
@@ -257,7 +281,7 @@ CalibrationProfile CalibrationProfile::from_json(const nlohmann::json& j, const 
       if (r.contains("speed")) {
         rule.speed = quantity_field(r["speed"], Quantity::Speed, w);
         if (!(*rule.speed > 0))
-          throw InputError(w, "speed must be positive");
+          throw InputError(w, "speed " + nlohmann::json(*rule.speed).dump() + " flop/s; expected a positive speed");
         if (!std::isnormal(*rule.speed))
           throw InputError(w, "speed " + nlohmann::json(*rule.speed).dump() +
                                   " flop/s; expected a finite positive number that is not denormal");
@@ -504,7 +528,8 @@ void CalibrationProfile::apply_to_platform(const std::string& platform_path) con
     }
   }
   if (!network_factors_.empty())
-    network_factors_.install(path_.empty() ? "calibration profile" : path_, route_latency_check(latency_rule));
+    network_factors_.install(network_factors_where_.empty() ? "calibration profile (network_factors)" : network_factors_where_,
+                             route_latency_check(latency_rule));
 }
 
 NetworkFactors::RouteObserver

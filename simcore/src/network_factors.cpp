@@ -221,7 +221,7 @@ void NetworkFactors::install(const std::string& where, RouteObserver observer) c
     } catch (const std::exception&) { // a key this SimGrid does not know
     }
     if (set)
-      throw InputError(where + " (network_factors)",
+      throw InputError(where,
                        std::string(key) + " is set too (by the profile, the scenario or --cfg); expected SimGrid's "
                                           "factors (network/latency-factor, network/bandwidth-factor, "
                                           "smpi/lat-factor, smpi/bw-factor) left unset when the profile has "
@@ -262,10 +262,10 @@ void NetworkFactors::install(const std::string& where, RouteObserver observer) c
       return self.bandwidth_factor(size, is_intra_node(src, dst, links));
     });
   } catch (const std::invalid_argument& e) { // SimGrid's own check, should the one above miss a case
-    throw InputError(where + " (network_factors)", std::string("SimGrid refused them (") + e.what() +
+    throw InputError(where, std::string("SimGrid refused them (") + e.what() +
                                                        "); expected its configured factors left unset");
   } catch (const simgrid::xbt::UnimplementedError& e) { // a model without factor callbacks (Constant, ptask_L07)
-    throw InputError(where + " (network_factors)",
+    throw InputError(where,
                      std::string("the network model cannot take factors (") + e.what() +
                          "); expected a model that has them (the default LV08, CM02, SMPI, IB) or a profile "
                          "without network_factors");

@@ -231,6 +231,15 @@ std::string precheck_platform(const std::string& path)
   // Tabs and line breaks in attributes as they are (SimGrid's parser keeps them; pugixml would
   // make them spaces).
   auto res = doc.load_file(path.c_str(), (pugi::parse_default | pugi::parse_doctype) & ~pugi::parse_wconv_attribute);
+  if (res.status == pugi::status_no_document_element) {
+    // SimGrid 3.32 reads a file of comments alone (a platform cut short) as an empty platform.
+    std::ifstream in(path, std::ios::binary);
+    const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    throw InputError(path + ":" + std::to_string(1 + std::count(all.begin(), all.end(), '\n') -
+                                                 (!all.empty() && all.back() == '\n' ? 1 : 0)),
+                     "the file ends before any element; expected a <platform version=\"4.1\"> element "
+                     "(is the file cut short?)");
+  }
   if (!res)
     return ""; // SimGrid reports XML syntax errors with their line
   bool doctype = false;
@@ -288,6 +297,10 @@ std::string precheck_platform(const std::string& path)
     }
     check_platform_config_value(name, prop.node().attribute("value").value(), where(prop.node()));
   }
+  // Every model places its actors on hosts (one took the first of none: SIGSEGV).
+  if (!doc.select_node("//host | //cluster | //cabinet | //peer"))
+    throw InputError(where(doc.document_element()),
+                     "the platform holds no host; expected at least one <host> (or a <cluster> of one or more)");
   check_platform_values(doc, where);
   check_cluster_topologies(doc, where);
   check_platform_elements(doc, where);

@@ -156,8 +156,9 @@ Scenario Scenario::load(const std::string& path_arg)
   const Locator loc(path_arg, text);
   // pugixml reads UTF-16 and UTF-32 too, but the lines of its errors are counted here in the
   // file's bytes: a UTF-16 file's errors named wrong lines.
-  if (text.find('\0') != std::string::npos)
-    throw InputError(path_arg, "holds NUL bytes (UTF-16 or UTF-32 text?); expected an XML file in UTF-8");
+  if (const auto nul = text.find('\0'); nul != std::string::npos)
+    throw InputError(loc.at_offset(static_cast<std::ptrdiff_t>(nul)),
+                     "a NUL byte (UTF-16 or UTF-32 text?); expected an XML file in UTF-8");
 
   pugi::xml_document doc;
   pugi::xml_parse_result res = doc.load_buffer(text.data(), text.size(), pugi::parse_default | pugi::parse_comments);

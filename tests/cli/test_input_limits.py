@@ -249,8 +249,14 @@ def test_a_scenario_in_utf16_is_refused(tmp_path):
     """pugixml read it, but its errors named lines counted in its bytes (line 4 for line 10)."""
     path = tmp_path / "u16.xml"
     path.write_bytes(STAR.read_text().encode("utf-16"))
-    assert "u16.xml: holds NUL bytes (UTF-16 or UTF-32 text?); expected an XML file in UTF-8" in \
+    assert "u16.xml:1: a NUL byte (UTF-16 or UTF-32 text?); expected an XML file in UTF-8" in \
         refused("validate", path, cwd=tmp_path)
+    # A stray NUL in a UTF-8 file: at its line.
+    text = STAR.read_text()
+    stray = tmp_path / "stray.xml"
+    stray.write_bytes(text.replace("<platform", "<platform\0", 1).encode())
+    line = 1 + text[:text.index("<platform")].count("\n")
+    assert f"stray.xml:{line}: a NUL byte (UTF-16 or UTF-32 text?)" in refused("validate", stray, cwd=tmp_path)
 
 
 def test_more_actors_than_the_system_can_hold_at_once_are_refused(tmp_path):

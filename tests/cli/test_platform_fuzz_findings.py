@@ -160,3 +160,25 @@ def test_a_short_platform_fuzzing_run_flags_nothing(tmp_path, seed):
                          text=True, timeout=600, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
     assert "nothing flagged" in res.stdout
+
+
+def test_a_platform_cut_short_or_without_hosts_is_refused_at_a_line(tmp_path):
+    """A file of the prolog and comments alone (a platform cut before its <platform>) was read
+    by SimGrid as an empty platform and refused as "holds no host" without a line."""
+    text = (SOURCE_DIR / "platforms" / "two_nodes.xml").read_text()
+    cut = tmp_path / "cut.xml"
+    cut.write_text(text[:text.index("<platform")])
+    res = simcore("platform", cut, cwd=tmp_path)
+    last = cut.read_text().rstrip("\n").count("\n") + 1
+    assert res.returncode == 2 and res.stderr == (
+        f"simcore: error: {cut}:{last}: the file ends before any element; expected a <platform version=\"4.1\"> "
+        "element (is the file cut short?)\n"), res.stderr
+    empty = tmp_path / "empty.xml"
+    empty.write_text("")
+    assert f"{empty}:1: the file ends before any element" in simcore("platform", empty, cwd=tmp_path).stderr
+    hostless = tmp_path / "hostless.xml"
+    hostless.write_text('<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                        '<platform version="4.1">\n  <zone id="z" routing="Full"/>\n</platform>\n')
+    res = simcore("platform", hostless, cwd=tmp_path)
+    assert res.returncode == 2 and f"{hostless}:3: the platform holds no host; expected at least one <host>" \
+        in res.stderr, res.stderr

@@ -162,7 +162,7 @@ TEST_CASE("CalibrationProfile: invalid profiles name the place and what was expe
   CHECK_THAT(msg, Catch::StartsWith("p.json (links[0]): '1 parsec' is not valid"));
 
   CHECK(from_json_error(json::parse(R"({"hosts": [{"match": "a", "speed": 0}]})")) ==
-        "p.json (hosts[0]): speed must be positive");
+        "p.json (hosts[0]): speed 0.0 flop/s; expected a positive speed");
   CHECK(from_json_error(json::parse(R"({"hosts": [{"speed": "1Gf"}]})")) ==
         "p.json (hosts[0]): expected {\"match\": regex, \"speed\": \"1Gf\"} and/or \"rates\": {...}");
   CHECK(from_json_error(json::parse(R"({"hosts": {"match": "a"}})")) ==
@@ -186,7 +186,7 @@ TEST_CASE("CalibrationProfile: invalid profiles name the place and what was expe
   CHECK(from_json_error(json::parse(R"({"hosts": [{"match": "a", "rates": {"r": -1e9}}]})")) ==
         "p.json (hosts[0].rates.r): value -1000000000.0; expected a finite number >= 0");
   CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": "10GBps", "unit": "s"}}})")) ==
-        "p.json (rates.r): \"unit\" says \"s\" but the value is in Bps");
+        "p.json (rates.r): \"unit\" says \"s\" but the value is in Bps; expected the value's own unit, or no \"unit\"");
   CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": []}}})")) ==
         "p.json (rates.r): expected {\"value\": number or \"10GBps\", \"unit\": \"...\"}");
   CHECK(from_json_error(json::parse(R"({"rates": {"r": {"value": 1, "units": "B"}}})")) ==
@@ -210,7 +210,7 @@ TEST_CASE("CalibrationProfile::load: malformed JSON gives the line", "[calibrati
 TEST_CASE("CalibrationProfile::load: errors of a file name the file", "[calibration]")
 {
   CHECK_THROWS_WITH(CalibrationProfile::load(kProfiles + "unknown_key.json"),
-                    kProfiles + "unknown_key.json: unknown key 'host'; expected one of: hosts, links, message_gaps, "
+                    kProfiles + "unknown_key.json:3: unknown key 'host'; expected one of: hosts, links, message_gaps, "
                                 "meta, name, network_factors, quality, rates, schema, simgrid_config");
   CHECK_THROWS_WITH(CalibrationProfile::load(kProfiles + "nope.json"),
                     kProfiles + "nope.json: cannot read the calibration profile; expected an existing JSON file");
@@ -542,7 +542,7 @@ TEST_CASE("CalibrationProfile: an amount of work spelt as SimGrid spells it, wit
   const auto p = CalibrationProfile::from_json(json::parse(R"({"rates": {"w": {"value": "600f", "unit": "flop"}}})"), "p.json");
   CHECK(p.rate("w", Quantity::Flops) == 600);
   CHECK_THAT(from_json_error(json::parse(R"({"rates": {"w": {"value": "600f", "unit": "s"}}})")),
-             Catch::EndsWith("\"unit\" says \"s\" but the value is in flop/s"));
+             Catch::EndsWith("\"unit\" says \"s\" but the value is in flop/s; expected the value's own unit, or no \"unit\""));
 }
 
 TEST_CASE("name patterns std::regex cannot match safely are refused", "[calibration]")
@@ -584,7 +584,7 @@ TEST_CASE("CalibrationProfile::load: a key given twice in one object is refused"
     CalibrationProfile::load(tmp);
     FAIL("profile with a key twice accepted");
   } catch (const simcore::InputError& e) {
-    CHECK(e.where() == tmp);
+    CHECK(e.where() == tmp + ":1 (rates.x)");
     CHECK(e.detail() == "the key 'x' twice in one object; expected each key once");
   }
   // The same key in different objects is fine.

@@ -260,6 +260,26 @@ def test_a_malformed_compression_profile_is_refused_at_its_line(tmp_path):
     assert str(e.value).endswith('; expected {"points": [...]}')
 
 
+POINT = '{"error_bound": %s, "ratio": %s, "compress_flops_per_byte": 40, "decompress_flops_per_byte": 15}'
+
+
+@pytest.mark.parametrize("points, message", [
+    # A point that is not one: at its line.
+    ([POINT % ("1e-4", "8"), POINT % ("1e-3", "0.5")],
+     ":3 (points[1]): expected error_bound > 0, ratio >= 1 and costs >= 0"),
+    # Two points of one bound: at the line of the later one, naming the other.
+    ([POINT % ("1e-3", "12"), POINT % ("1e-4", "8"), POINT % ("1e-3", "9")],
+     ":4 (points[2]): a second point with error_bound 0.001 (the other is points[0]); expected distinct "
+     "error bounds"),
+])
+def test_a_wrong_compression_point_is_refused_at_its_line(tmp_path, points, message):
+    bad = tmp_path / "points.json"
+    bad.write_text('{"points": [\n' + ",\n".join(points) + "\n]}\n")
+    with pytest.raises(simcore.InputError) as e:
+        scenario(tmp_path, compression_profile=bad, error_bound=1e-4).run()
+    assert str(e.value) == f"{bad}{message}"
+
+
 @pytest.mark.parametrize("params, message", [
     (dict(compression_profile=PROFILE, error_bound=1e-1), "error bound 0.100000 lies outside the profile"),
     (dict(compression_profile=PROFILE), "needs error_bound"),

@@ -109,6 +109,7 @@ private:
   std::map<std::string, std::string> config_;
   std::map<std::string, NamedRate> rates_;
   NetworkFactors network_factors_;
+  std::string network_factors_where_; ///< "profile.json:12 (network_factors)", for errors
   MessageGaps message_gaps_;
 };
 

@@ -64,7 +64,7 @@ public:
   nlohmann::json to_json() const;
   /** Hands the factors to the loaded platform's network model (after the platform is loaded,
    *  before the simulation runs), both factors always (1 where not given). Throws InputError
-   *  naming `where` when network/latency-factor, network/bandwidth-factor, smpi/lat-factor or
+   *  at `where` (the profile's "network_factors", e.g. "profile.json:12 (network_factors)") when network/latency-factor, network/bandwidth-factor, smpi/lat-factor or
    *  smpi/bw-factor is configured too (SimGrid takes its own factors or these, not both).
    *  With intra-node factors, the check of check_self_routes() runs when the simulation
    *  starts. `observer`, when given, sees the route of every message the factors are
