@@ -42,6 +42,7 @@ using simcore::ParamType;
 class BatchModel : public simcore::Model {
 public:
   void setup(simcore::SimContext& ctx) override;
+  simcore::MemoryNeed memory_need(const simcore::SimContext& ctx) const override;
   void report(const simcore::SimContext& ctx, simcore::Results& results) override;
 
 private:
@@ -69,6 +70,15 @@ private:
   using Ending = std::pair<double, std::size_t>; ///< (end, job), earliest first
   std::priority_queue<Ending, std::vector<Ending>, std::greater<>> ending_;
 };
+
+simcore::MemoryNeed BatchModel::memory_need(const simcore::SimContext&) const
+{
+  // report(): the jobs table's 15 columns, and the 3 prediction columns it builds before
+  // copying them in (the job records themselves were made by setup()).
+  constexpr std::uint64_t per_job = 18 * 8;
+  const auto jobs = static_cast<std::uint64_t>(workload_.jobs.size());
+  return {jobs * per_job, "the jobs table (" + std::to_string(jobs) + " jobs x " + std::to_string(per_job) + " B)"};
+}
 
 void BatchModel::setup(simcore::SimContext& ctx)
 {

@@ -21,6 +21,7 @@ public:
     engine_.emplace(dtl::build_workflow(ctx));
     engine_->start(ctx);
   }
+  simcore::MemoryNeed memory_need(const simcore::SimContext&) const override { return engine_->memory_need(); }
   void report(const simcore::SimContext&, simcore::Results& results) override { engine_->report(results); }
 
 private:

@@ -231,6 +231,31 @@ void StreamEngine::put_file(std::size_t s, std::int64_t rank, std::int64_t k, Op
       channels_[ci].ready->release();
 }
 
+simcore::MemoryNeed StreamEngine::memory_need() const
+{
+  // In doubles: the counts are the scenario's to choose, their product may pass 2^64.
+  double operations = 0, groups = 0; // groups: rows of the transactions table
+  for (const auto& st : w_.streams) {
+    const std::int64_t n = st.transactions(w_.steps);
+    operations += static_cast<double>(n) * static_cast<double>(w_.sim.ranks);
+    groups += static_cast<double>(n);
+    for (const auto& rd : st.readers) {
+      const std::int64_t last = rd.last < 0 ? n - 1 : std::min(rd.last, n - 1);
+      const double read = last >= rd.first ? static_cast<double>((last - rd.first) / rd.every + 1) : 0;
+      operations += read * static_cast<double>(rd.app.ranks);
+      groups += read;
+    }
+  }
+  // Each operation: its record, report()'s sorted copy and its row of the operations table
+  // (9 columns of 8 B). Each group: its row of the transactions table (12 columns).
+  const double per_operation = 2 * sizeof(Operation) + 9 * 8, per_group = 12 * 8;
+  const double bytes = operations * per_operation + groups * per_group;
+  char what[200];
+  std::snprintf(what, sizeof what, "%.0f operations x %.0f B and %.0f transaction rows x %.0f B", operations,
+                per_operation, groups, per_group);
+  return {bytes >= 1.8e19 ? UINT64_MAX : static_cast<std::uint64_t>(bytes), what};
+}
+
 void StreamEngine::run_subscriber(std::size_t s, std::size_t r, std::int64_t rank, std::int64_t first,
                                   double in_dtl)
 {

@@ -10,6 +10,7 @@
 
 #include "workflow.hpp"
 
+#include <simcore/model.hpp>
 #include <simcore/results.hpp>
 #include <simcore/sim_context.hpp>
 
@@ -44,6 +45,10 @@ public:
   void start(simcore::SimContext& ctx);
   /** Metrics and tables, after the simulation. */
   void report(simcore::Results& results) const;
+  /** What the run is sure to take besides what start() took: its operation records (one per
+   *  rank, stream and transaction it puts or gets), the two copies report() makes of them, and
+   *  the transactions table. */
+  simcore::MemoryNeed memory_need() const;
 
 private:
   struct Channel {

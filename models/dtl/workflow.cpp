@@ -103,7 +103,8 @@ Stream read_stream(const Source& src, const std::string& name)
   s.storage.metadata_time = v.get_double("metadata_time");
   if (s.engine == "file" && s.storage.kind == "pfs") {
     if (v.get_string("pfs_hosts").empty())
-      throw src.error("pfs_hosts", src.what("pfs_hosts") + " is empty; storage 'pfs' needs the storage hosts");
+      throw src.error("pfs_hosts", src.what("pfs_hosts") + " is empty; expected a regular expression matching the storage hosts, which storage 'pfs' "
+                                                         "needs");
     s.storage.hosts = hosts_matching(src, "pfs_hosts");
   }
 

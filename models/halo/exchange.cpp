@@ -848,4 +848,13 @@ void Exchange::report(const simcore::SimContext& ctx, simcore::Results& results)
       .add_column("messages", "", c_messages);
 }
 
+simcore::MemoryNeed Exchange::memory_need() const
+{
+  // Per iteration: its 4 columns, and the ids and durations report() builds before copying them in.
+  constexpr std::uint64_t per_iteration = 6 * 8;
+  return {static_cast<std::uint64_t>(s_.iterations) * per_iteration,
+          "the iterations table (" + std::to_string(s_.iterations) + " iterations x " + std::to_string(per_iteration) +
+              " B)"};
+}
+
 } // namespace halo

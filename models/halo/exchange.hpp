@@ -17,6 +17,8 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <simcore/model.hpp>
+
 #include <vector>
 
 namespace halo {
@@ -26,6 +28,8 @@ public:
   explicit Exchange(Setup setup) : s_(std::move(setup)) {}
   void start(simcore::SimContext& ctx);
   void report(const simcore::SimContext& ctx, simcore::Results& results) const;
+  /** What report() is sure to take for its iterations table (the rest is per rank, as setup's). */
+  simcore::MemoryNeed memory_need() const;
 
 private:
   struct Channels {

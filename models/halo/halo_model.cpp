@@ -278,6 +278,7 @@ public:
     exchange_.emplace(build_setup(ctx));
     exchange_->start(ctx);
   }
+  simcore::MemoryNeed memory_need(const simcore::SimContext&) const override { return exchange_->memory_need(); }
   void report(const simcore::SimContext& ctx, simcore::Results& results) override { exchange_->report(ctx, results); }
 
 private:

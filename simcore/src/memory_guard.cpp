@@ -17,6 +17,14 @@ namespace simcore {
 
 namespace {
 
+constexpr const char* kExpectedSmaller =
+    "expected a smaller scenario (fewer steps, iterations, ranks, tasks, jobs or hosts) or a higher limit "
+    "(simcore run --max-memory SIZE, or max_memory= in Python)";
+
+} // namespace
+
+namespace {
+
 /** The first unsigned integers of a small file, read without allocating. */
 bool read_numbers(const char* path, std::uint64_t* values, int count)
 {
@@ -123,12 +131,10 @@ std::string format_memory(std::uint64_t bytes)
 
 MemoryGuard::MemoryGuard(std::uint64_t limit_bytes, const std::string& where, const std::string& how_set, int fd,
                          const std::string& prefix, bool end_line)
-    : limit_(limit_bytes), fd_(fd)
+    : limit_(limit_bytes), where_(where), how_set_(how_set), fd_(fd)
 {
   head_ = prefix + (where.empty() ? "" : where + ": ") + "the run took ";
-  tail_ = " of memory, past its limit of " + format_memory(limit_bytes) + " (" + how_set +
-          "); expected a smaller scenario (fewer steps, iterations, ranks, tasks, jobs or hosts) or a higher limit "
-          "(simcore run --max-memory SIZE, or max_memory= in Python)";
+  tail_ = " of memory, past its limit of " + format_memory(limit_bytes) + " (" + how_set + "); " + kExpectedSmaller;
   if (end_line)
     tail_ += "\n";
   if (limit_ == 0)
@@ -141,6 +147,18 @@ MemoryGuard::MemoryGuard(std::uint64_t limit_bytes, const std::string& where, co
 }
 
 MemoryGuard::~MemoryGuard() { stop(); }
+
+void MemoryGuard::require(std::uint64_t more_bytes, const std::string& what) const
+{
+  const std::uint64_t resident = resident_memory_bytes();
+  if (limit_ == 0 || more_bytes == 0 || more_bytes <= limit_ - std::min(resident, limit_))
+    return;
+  const std::uint64_t total = more_bytes > UINT64_MAX - resident ? UINT64_MAX : resident + more_bytes;
+  throw InputError(where_, "the run needs at least " + format_memory(total) + " of memory: " +
+                               format_memory(resident) + " once set up, and " + format_memory(more_bytes) + " for " +
+                               what + "; past its limit of " + format_memory(limit_) + " (" + how_set_ + "); " +
+                               kExpectedSmaller);
+}
 
 void MemoryGuard::stop()
 {

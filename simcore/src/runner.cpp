@@ -299,6 +299,15 @@ void prepare(Prepared& p, const Scenario& scenario, const RunOptions& options)
   p.model->setup(*p.ctx);
 }
 
+/** A run whose model is sure to take more memory than its limit allows is refused now, not
+ *  minutes into the simulation. */
+MemoryNeed require_memory(const Prepared& p, const MemoryGuard& guard)
+{
+  const MemoryNeed need = p.model->memory_need(*p.ctx);
+  guard.require(need.bytes, need.what);
+  return need;
+}
+
 } // namespace
 
 void validate_scenario(const Scenario& scenario, const RunOptions& options)
@@ -307,6 +316,7 @@ void validate_scenario(const Scenario& scenario, const RunOptions& options)
   check_output_dir(scenario.output_dir(), scenario.output_origin());
   Prepared p;
   prepare(p, scenario, options);
+  require_memory(p, *guard);
   NetworkFactors::check_self_routes(); // what a run checks when it starts
 }
 
@@ -317,6 +327,8 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   check_output_dir(scenario.output_dir(), scenario.output_origin());
   Prepared p;
   prepare(p, scenario, options);
+  const std::uint64_t set_up_memory = resident_memory_bytes();
+  const MemoryNeed need = require_memory(p, *guard);
   // From here on the folder must not show the previous run's result as if it were this one's.
   remove_result(scenario.output_dir());
   auto& engine = *p.engine;
@@ -407,6 +419,8 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   summary["wall_time"] = std::chrono::duration<double>(Clock::now() - wall_start).count();
   summary["simulation_wall_time"] = sim_wall;
   summary["peak_memory_bytes"] = peak_memory_bytes();
+  summary["set_up_memory_bytes"] = set_up_memory;
+  summary["memory_need"] = {{"bytes", need.bytes}, {"what", need.what}};
   if (guard->limit_bytes() > 0)
     summary["memory_limit_bytes"] = guard->limit_bytes();
   else

@@ -73,3 +73,50 @@ def test_limits_that_are_no_size_are_refused(tmp_path, value, expected):
         err = refused(command, STAR, f"--max-memory={value}", cwd=tmp_path)
         assert expected in err, err
     assert not (tmp_path / "results").exists()
+
+
+# --- what a model is sure to need: refused before the run --------------------------------
+
+DTL = SOURCE_DIR / "scenarios" / "dtl" / "two_streams_three_analyses.xml"
+HALO = SOURCE_DIR / "scenarios" / "halo" / "two_ranks_two_nodes.xml"
+
+
+@pytest.mark.parametrize("scenario, size, limit, what", [
+    # 4e6 tasks: 168 MiB once set up, the tasks table 244 MiB more (the run peaks at 413 MiB).
+    (STAR, "tasks=4000000", "300MiB", "the tasks table (4000000 tasks x 64 B)"),
+    # 1e7 steps: 3.4e9 operations (6.8e6 at 2e4 steps, which peaked at 1.51 GiB beside a need of 1.42 GiB).
+    (DTL, "steps=10000000", "64GiB", "3408000000 operations x 216 B and 29000000 transaction rows x 96 B"),
+    (HALO, "iterations=10000000", "200MiB", "the iterations table (10000000 iterations x 48 B)"),
+])
+def test_a_run_sure_to_pass_its_limit_is_refused_before_it_starts(tmp_path, scenario, size, limit, what):
+    """A run whose records grow with its steps, tasks or iterations was ended only when it
+    passed its limit (minutes in, at 22 GB by default here). What the model is sure to record
+    is now counted once it is set up: validate says so, and run refuses it as bad input,
+    leaving an earlier result in the folder whole."""
+    err = refused("validate", scenario, "--set", size, "--max-memory", limit, cwd=tmp_path)
+    assert err.startswith(f"simcore: error: {scenario}: the run needs at least "), err
+    assert f" once set up, and " in err and f" for {what}; past its limit of " in err, err
+    assert "(set by --max-memory); expected a smaller scenario" in err and err.count("\n") == 1, err
+    out = tmp_path / "out"
+    assert simcore("run", scenario, "--out", out, "--quiet", cwd=tmp_path).returncode == 0
+    before = {name: (out / name).read_bytes() for name in result_files(out)}
+    assert refused("run", scenario, "--set", size, "--max-memory", limit, "--out", out, cwd=tmp_path) == err
+    assert {name: (out / name).read_bytes() for name in result_files(out)} == before
+
+
+@pytest.mark.parametrize("scenario, size", [
+    (STAR, "tasks=2000000"),
+    (DTL, "steps=1000"),
+    (HALO, "iterations=300000"),
+])
+def test_what_a_model_is_sure_to_need_is_a_lower_bound_of_what_its_run_takes(tmp_path, scenario, size):
+    """summary.json says what the run took once set up and what its model counted it would
+    need beyond that; the run's peak is at least their sum (5 % left to the allocator, which
+    may hand back freed memory the count assumed still held)."""
+    out = tmp_path / "out"
+    res = simcore("run", scenario, "--set", size, "--out", out, "--quiet", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    s = json.loads((out / "summary.json").read_text())
+    need = s["memory_need"]["bytes"]
+    assert need > 8 * 2**20, s["memory_need"]  # large enough to tell
+    assert s["peak_memory_bytes"] >= s["set_up_memory_bytes"] + 0.95 * need, (s["peak_memory_bytes"], s["set_up_memory_bytes"], s["memory_need"])

@@ -363,6 +363,16 @@ def test_a_run_past_max_memory_raises_input_error_and_leaves_no_result(star_scen
     assert results[1].metrics["tasks"] == 200
 
 
+def test_a_run_sure_to_pass_max_memory_is_refused_before_it_starts(star_scenario_path, tmp_path):
+    big = simcore.load(star_scenario_path).set(tasks=4_000_000)  # 168 MiB set up, 244 MiB more
+    with pytest.raises(simcore.InputError) as e:
+        big.run(out=tmp_path / "o", max_memory="300MiB")
+    assert "the tasks table (4000000 tasks x 64 B); past its limit of 300 MiB (set by max_memory)" in str(e.value)
+    assert not (tmp_path / "o" / "summary.json").exists()
+    [result] = simcore.run_many([big], out=tmp_path / "many", max_memory="300MiB", raise_on_error=False)
+    assert isinstance(result, simcore.InputError) and "the run needs at least " in str(result)
+
+
 def test_max_memory_values(star_scenario_path, tmp_path):
     sc = simcore.load(star_scenario_path)
     limits = {}

@@ -137,3 +137,29 @@ TEST_CASE("a process under its limit, or stopped watching, is left alone", "[mem
   });
   CHECK(unlimited.exit_code == 0);
 }
+
+TEST_CASE("a run whose model needs more than its limit is refused before it runs", "[memory]")
+{
+  const std::uint64_t now = simcore::resident_memory_bytes();
+  REQUIRE(now > 0);
+  MemoryGuard guard(now + 100 * kMiB, "big.xml", "set by a test", 2, "", false);
+  CHECK_NOTHROW(guard.require(50 * kMiB, "half of it"));
+  CHECK_NOTHROW(guard.require(0, "nothing"));
+  try {
+    guard.require(200 * kMiB, "the tasks table (1 task x 200 MiB)");
+    FAIL("a need past the limit was accepted");
+  } catch (const simcore::InputError& e) {
+    CHECK(e.where() == "big.xml");
+    CHECK_THAT(e.detail(), Catch::StartsWith("the run needs at least "));
+    CHECK_THAT(e.detail(), Catch::Contains(" once set up, and 200 MiB for the tasks table (1 task x 200 MiB); past "
+                                           "its limit of "));
+    CHECK_THAT(e.detail(), Catch::Contains("(set by a test); expected a smaller scenario"));
+  }
+  // Counts past 2^64 B (a model saturates them) are refused too, not wrapped around.
+  CHECK_THROWS_AS(guard.require(UINT64_MAX, "everything"), simcore::InputError);
+  CHECK_THROWS_AS(guard.require(UINT64_MAX - now / 2, "nearly everything"), simcore::InputError);
+  guard.stop();
+  // Without a limit, nothing is refused.
+  MemoryGuard unlimited(0, "a.xml", "none", 2, "", false);
+  CHECK_NOTHROW(unlimited.require(UINT64_MAX, "everything"));
+}

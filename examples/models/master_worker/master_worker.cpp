@@ -78,6 +78,14 @@ public:
     XBT_DEBUG("master on %s, %zu workers, %ld tasks", master->get_cname(), workers_.size(), tasks_);
   }
 
+  simcore::MemoryNeed memory_need(const simcore::SimContext&) const override
+  {
+    // report(): the tasks table's 6 columns, and the 2 it builds before copying them in.
+    constexpr std::uint64_t per_task = 8 * sizeof(double);
+    return {static_cast<std::uint64_t>(tasks_) * per_task,
+            "the tasks table (" + std::to_string(tasks_) + " tasks x " + std::to_string(per_task) + " B)"};
+  }
+
   void report(const simcore::SimContext&, simcore::Results& results) override
   {
     const double makespan = *std::max_element(compute_end_.begin(), compute_end_.end());

@@ -174,6 +174,13 @@ def test_file_engine_parallel_file_system_behind_the_network(tmp_path):
     assert res.metrics["bytes_network"] == 2 * S
 
 
+def test_a_parallel_file_system_without_storage_hosts_is_refused(tmp_path):
+    with pytest.raises(simcore.InputError) as e:
+        scenario(tmp_path, engine="file", storage="pfs", pfs_hosts="").run()
+    assert ("parameter 'pfs_hosts' is empty; expected a regular expression matching the storage hosts, "
+            "which storage 'pfs' needs") in str(e.value), str(e.value)
+
+
 def test_post_hoc_analysis_reads_after_the_simulation_ended(tmp_path):
     res = scenario(tmp_path, engine="file", steps=3, sim_flops_per_element=4, analysis_start="after_simulation").run()
     ops = res.series["operations"]

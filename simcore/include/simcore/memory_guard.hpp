@@ -52,12 +52,18 @@ public:
   /** Stops watching; waits for the thread. */
   void stop();
   std::uint64_t limit_bytes() const { return limit_; }
+  /** Refuses, before the simulation runs, a run that will need more than its limit: InputError
+   *  at the scenario when the resident memory now and `more_bytes` (what the run is sure to
+   *  take from here on: `what`, e.g. "12,000,000 operation records of 144 B") pass the limit. */
+  void require(std::uint64_t more_bytes, const std::string& what) const;
 
 private:
   void watch();
   [[noreturn]] void end_process(std::uint64_t resident) const;
 
   std::uint64_t limit_;
+  std::string where_;
+  std::string how_set_;
   int fd_;
   std::string head_; ///< prefix + "where: the run took "
   std::string tail_; ///< " of memory, past its limit of ...; expected ..."

@@ -1,10 +1,21 @@
 /* The interface every model implements. */
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 namespace simcore {
 
 class SimContext;
 class Results;
+
+/** Memory a run is sure to take once set up: what its model will record while it runs and
+ *  report at its end, counted from the sizes the scenario gives. A lower bound, never a guess
+ *  from above: the kernel refuses a run before it starts when this alone passes its limit. */
+struct MemoryNeed {
+  std::uint64_t bytes = 0;
+  std::string what; ///< how it was counted: "1,000,000 tasks x 64 B (the tasks table)"
+};
 
 /** A model creates its actors on the loaded platform, the kernel runs the simulation,
  *  then the model reports metrics and tables. One model instance per simulation. */
@@ -15,6 +26,9 @@ public:
    *  Parameters are already validated; throw InputError for inconsistencies that depend
    *  on the platform (e.g. a host name that does not exist). */
   virtual void setup(SimContext& ctx) = 0;
+  /** Called after setup(): the memory the run will take on top of what setup() took (records
+   *  that grow with steps, tasks or iterations, the tables of report()). None by default. */
+  virtual MemoryNeed memory_need(const SimContext& /*ctx*/) const { return {}; }
   /** Called after the simulation ended; simulated time is final. */
   virtual void report(const SimContext& ctx, Results& results) = 0;
 };
