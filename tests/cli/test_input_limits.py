@@ -99,7 +99,7 @@ def test_a_platform_without_hosts_or_that_is_no_file_is_refused(tmp_path):
     scenario.write_text(STAR.read_text().replace(
         next(line for line in STAR.read_text().splitlines() if "<platform" in line), f'  <platform file="{platform}"/>'))
     err = refused("run", scenario, "--out", tmp_path / "out", cwd=tmp_path)
-    assert f"{platform}: the platform holds no host; expected at least one <host>" in err, err
+    assert f"{platform}:3: the platform holds no host; expected at least one <host>" in err, err
     assert not (tmp_path / "out").exists()
     assert "/dev/zero: is not a regular file; expected a SimGrid XML platform" in refused("platform", "/dev/zero",
                                                                                           cwd=tmp_path)
