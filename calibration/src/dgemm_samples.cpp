@@ -42,6 +42,7 @@ void DgemmSamples::add(const Benchmark& b, const Trace& t, const std::string& pa
   // Matrix orders, one a row (the flops of a size, 2 n^3, weigh its repetitions in the
   // quality section), and at least one repetition of each.
   need_positive(size, size.rows(), path + " (dgemm)", "size", "matrix orders, one per row", 1e9);
+  need_whole(size, path + " (dgemm)", "size", "matrix orders", 1e9);
   if (size.values.size() != size.rows()) // a (1, n) dataset read as one size of n repetitions
     throw simcore::InputError(path + " (dgemm)", "dataset 'size' holds " + std::to_string(size.values.size()) +
                                                      " values in " + std::to_string(size.rows()) +
@@ -82,12 +83,12 @@ void DgemmSamples::add(const Benchmark& b, const Trace& t, const std::string& pa
   for (const char* key : {"cpu_id", "caches"}) // traces before 2026-12-06 lack them
     if (t.attributes.count(key))
       c[key] = t.attributes.at(key);
-  if (b.parameters.count("measured_peak_gflops")) {
-    const double peak = std::atof(b.parameters.at("measured_peak_gflops").c_str()) * 1e9;
-    if (peak > 0) {
-      c["measured_peak_flops"] = peak;
-      c["share_of_measured_peak"] = rate / peak;
-    }
+  // atof took "1e-320" for a peak (a share of it infinite: null in the profile) and "abc" for none.
+  if (const auto peak = number_parameter(b, "measured_peak_gflops", path + " (dgemm)",
+                                         "the core's measured peak in Gflop/s, a number from 0.001 to 1e6", 1e-3, 1e6,
+                                         false)) {
+    c["measured_peak_flops"] = *peak * 1e9;
+    c["share_of_measured_peak"] = rate / (*peak * 1e9);
   }
   cs.quality = std::move(c);
   traces_.push_back(std::move(cs));

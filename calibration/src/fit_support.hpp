@@ -8,8 +8,10 @@
 #include <simcore/quantile.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,7 +91,10 @@ inline const Dataset& need_dataset(const Benchmark& b, const std::string& name, 
 {
   const auto it = b.datasets.find(name);
   if (it == b.datasets.end())
-    throw simcore::InputError(where, "no dataset '" + name + "'" + (expected.empty() ? "" : "; expected " + expected));
+    throw simcore::InputError(where, "no dataset '" + name + "'; expected " +
+                                         (expected.empty() ? "a '" + b.name + "' group as its benchmark writes it, "
+                                                                 "with a dataset '" + name + "'"
+                                                           : expected));
   return it->second;
 }
 
@@ -206,6 +211,38 @@ inline void need_positive(const Dataset& d, std::size_t rows, const std::string&
       throw simcore::InputError(where, "dataset '" + name + "' holds " + profile_number(d.values[i]) + " at index " +
                                            std::to_string(i) + "; expected positive " + what + ", up to " +
                                            profile_number(most));
+}
+
+/** Checks that every value of `d` is a whole number from 1 to `most` (sizes, orders, counts:
+ *  an order of 1e-300 passed as positive, and its work of 0 made fit errors NaN); simcore::InputError
+ *  at `where` naming the dataset `name` and `what` it should hold otherwise. */
+inline void need_whole(const Dataset& d, const std::string& where, const std::string& name, const std::string& what,
+                       double most)
+{
+  for (std::size_t i = 0; i < d.values.size(); i++)
+    if (!(d.values[i] >= 1 && d.values[i] <= most) || d.values[i] != std::floor(d.values[i]))
+      throw simcore::InputError(where, "dataset '" + name + "' holds " + profile_number(d.values[i]) + " at index " +
+                                           std::to_string(i) + "; expected " + what + ", whole numbers from 1 to " +
+                                           profile_number(most));
+}
+
+/** A benchmark's parameter `name` read as a number from `least` up to `most` (a whole one
+ *  where `whole`), or nullopt where the trace has none; simcore::InputError at `where` naming
+ *  the parameter and `what` it should hold otherwise (a strtod that stopped early once took
+ *  "abc" for 0 and "nan" into the profile as null). */
+inline std::optional<double> number_parameter(const Benchmark& b, const std::string& name, const std::string& where,
+                                              const std::string& what, double least, double most, bool whole)
+{
+  const auto it = b.parameters.find(name);
+  if (it == b.parameters.end())
+    return std::nullopt;
+  const std::string& text = it->second;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front())) || *end != '\0' || !std::isfinite(v) ||
+      v < least || v > most || (whole && v != std::floor(v)))
+    throw simcore::InputError(where, "parameter '" + name + "' = '" + text + "'; expected " + what);
+  return v;
 }
 
 /** The value of a benchmark's parameter `name`, or `fallback` where the trace has none. */

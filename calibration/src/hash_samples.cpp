@@ -45,7 +45,18 @@ void HashSamples::add(const Benchmark& b, const std::string& path, const std::st
       b.datasets.count("insert_failure_rate")) {
     const Dataset& shares = b.datasets.at("secondary_share");
     const Dataset& failures = b.datasets.at("insert_failure_rate");
-    if (shares.values.size() == failures.values.size()) {
+    const std::string where = path + " (hash_table)";
+    if (shares.values.size() != failures.values.size())
+      throw simcore::InputError(where, "dataset 'insert_failure_rate' holds " + std::to_string(failures.values.size()) +
+                                           " values for " + std::to_string(shares.values.size()) +
+                                           " in 'secondary_share'; expected one per memory layout");
+    for (const auto* d : {&shares, &failures})
+      for (std::size_t i = 0; i < d->values.size(); i++)
+        if (!(d->values[i] >= 0 && d->values[i] <= 1))
+          throw simcore::InputError(where, std::string("dataset '") + (d == &shares ? "secondary_share" : "insert_failure_rate") +
+                                               "' holds " + profile_number(d->values[i]) + " at index " +
+                                               std::to_string(i) + "; expected shares from 0 to 1");
+    {
       failures_by_layout_ = nlohmann::ordered_json::array();
       for (std::size_t i = 0; i < shares.values.size(); i++)
         failures_by_layout_.push_back(

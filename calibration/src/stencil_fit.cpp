@@ -48,16 +48,18 @@ StencilFit fit_stencil(const Benchmark& b, const std::string& path)
   fit.path = path;
   fit.stencil = parameter(b, "stencil");
   fit.variables = parameter(b, "variables");
-  const std::string nominal = parameter(b, "flops_per_cell_nominal");
-  fit.nominal_flops = nominal.empty() ? 0 : std::strtod(nominal.c_str(), nullptr);
+  number_parameter(b, "variables", where, "the number of fields swept, a whole number from 1 to 1e6", 1, 1e6, true);
+  fit.nominal_flops = number_parameter(b, "flops_per_cell_nominal", where,
+                                       "the flops of one cell update as coded, a number from 0 to 1e9", 0, 1e9, false)
+                          .value_or(0);
 
   std::size_t largest = 0;
   std::vector<double> spread;
   nlohmann::ordered_json by_size = nlohmann::ordered_json::array();
   for (std::size_t r = 0; r < cells.rows(); r++) {
-    if (!(cells.at(r) > 0) || !std::isfinite(cells.at(r)))
+    if (!(cells.at(r) >= 1) || !(cells.at(r) <= 1e6) || cells.at(r) != std::floor(cells.at(r)))
       throw simcore::InputError(where, "cells[" + std::to_string(r) + "] = " + number(cells.at(r)) +
-                                           "; expected cells per side, a positive number");
+                                           "; expected cells per side, a whole number from 1 to 1e6");
     std::vector<double> row;
     for (std::size_t c = 0; c < rate.cols(); c++) {
       const double x = rate.at(r, c);

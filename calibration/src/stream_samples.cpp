@@ -19,10 +19,7 @@ void StreamSamples::add(const Benchmark& b, const std::string& path)
     throw simcore::InputError(where, "dataset 'threads' has " + std::to_string(threads.values.size()) +
                                          " values in " + std::to_string(threads.rows()) +
                                          " rows; expected one thread count per row");
-  for (double v : threads.values)
-    if (!(v >= 1) || !std::isfinite(v))
-      throw simcore::InputError(where,
-                                "dataset 'threads' holds " + profile_number(v) + "; expected thread counts >= 1");
+  need_whole(threads, where, "threads", "thread counts", 1e6);
   need_positive(copy, threads.rows(), where, "copy_bandwidth", "bandwidths in bytes per second", 1e18);
   need_positive(triad, threads.rows(), where, "triad_bandwidth", "bandwidths in bytes per second", 1e18);
   // STREAM counts the bytes read and written: a memcpy of S bytes moves 2 S.

@@ -97,7 +97,8 @@ std::map<std::string, std::string> read_attributes(hid_t loc, const char* obj, c
   for (hsize_t i = 0; i < info.num_attrs && error.empty(); i++) {
     hid_t a = H5Aopen_by_idx(o, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT);
     if (a < 0) {
-      error = "attribute " + std::to_string(i) + " cannot be opened";
+      error = "attribute " + std::to_string(i) + " cannot be opened (a damaged file?); expected a readable "
+              "HDF5 file as a benchmark writes it";
       break;
     }
     std::string name(static_cast<std::size_t>(std::max<ssize_t>(H5Aget_name(a, 0, nullptr), 0)), '\0');
@@ -293,7 +294,9 @@ std::string link_name(hid_t loc, hsize_t i, const std::string& where, const std:
 {
   const ssize_t len = H5Lget_name_by_idx(loc, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
   if (len < 0)
-    throw simcore::InputError(where, "link " + std::to_string(i) + " of the " + in + " cannot be read");
+    throw simcore::InputError(where, "link " + std::to_string(i) + " of the " + in +
+                                         " cannot be read (a damaged file?); expected a readable HDF5 file as a "
+                                         "benchmark writes it");
   std::string name(static_cast<std::size_t>(len), '\0');
   H5Lget_name_by_idx(loc, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size() + 1, H5P_DEFAULT);
   H5L_info_t info{};

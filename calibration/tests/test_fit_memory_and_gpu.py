@@ -146,7 +146,9 @@ def test_hash_trace_without_the_batched_table_is_refused(tmp_path, structures, r
 @pytest.mark.parametrize("threads, copy, message", [
     ([1.0, 2.0, 4.0, 8.0], np.full((2, 5), 1e10), "dataset 'copy_bandwidth' has 2 rows of 5 values; expected 4 rows"),
     ([1.0], np.zeros((1, 3)), "dataset 'copy_bandwidth' holds 0 at index 0; expected positive bandwidths"),
-    ([0.0], np.full((1, 3), 1e10), "dataset 'threads' holds 0; expected thread counts >= 1"),
+    ([0.0], np.full((1, 3), 1e10), "dataset 'threads' holds 0 at index 0; expected thread counts, whole numbers "
+                                   "from 1 to 1e+06"),
+    ([1.5], np.full((1, 3), 1e10), "dataset 'threads' holds 1.5 at index 0; expected thread counts"),
     # Written into the profile as it was: a memory bandwidth of 5e299 GB/s.
     ([1.0], np.full((1, 3), 1e300), "dataset 'copy_bandwidth' holds 1e+300 at index 0; expected positive bandwidths "
                                     "in bytes per second, up to 1e+18"),

@@ -4,14 +4,16 @@ naming the object, profiles that never replace a trace."""
 import json
 import os
 import subprocess
+import sys
 
 import h5py
 import numpy as np
 import pytest
 
 from calibration_test_support import (
-    BIN, POWERS, SIMCORE, calibrate, cuda_trace_as_the_device_writes_it, fitted, pingpong_law, refused, synthetic_trace,
-    two_segment_law, write_synthetic_hash, write_synthetic_network, write_synthetic_pingpong, write_synthetic_stream)
+    BIN, POWERS, ROOT, SIMCORE, calibrate, cuda_trace_as_the_device_writes_it, fitted, pingpong_law, refused,
+    synthetic_trace, two_segment_law, write_synthetic_dgemm, write_synthetic_hash, write_synthetic_network,
+    write_synthetic_pingpong, write_synthetic_stencil, write_synthetic_stream)
 
 
 @pytest.mark.parametrize("make, message", [
@@ -553,3 +555,79 @@ def test_a_name_with_a_nul_byte_is_refused_when_converted(tmp_path):
     assert res.returncode == 2 and "expected a name that is not empty, not '.', without '/' or a NUL byte" in \
         res.stderr, res.stderr
     assert not (tmp_path / "nul.h5").exists()
+
+
+@pytest.mark.parametrize("group, dataset", [("stream", "triad_bandwidth"), ("stream", "threads")])
+def test_a_group_without_a_dataset_its_fit_reads_is_refused_saying_what_was_expected(tmp_path, group, dataset):
+    """Found by tests/fuzz/trace_fuzz.py: "t.h5 (stream): no dataset 'triad_bandwidth'" said
+    what was missing, not what was expected."""
+    trace = tmp_path / "stream.h5"
+    write_synthetic_stream(trace, 10e9, 15e9)
+    with h5py.File(trace, "r+") as f:
+        del f[group][dataset]
+    assert (f"{trace} ({group}): no dataset '{dataset}'; expected a '{group}' group as its benchmark writes it, "
+            f"with a dataset '{dataset}'") in refused(tmp_path, trace)
+
+
+def _stencil_cells(f, value):
+    cells = np.array(f["stencil/cells"][()])
+    cells[1] = value
+    f["stencil/cells"][...] = cells
+
+
+def _hash_layouts(shares, failures):
+    def spoil(f):
+        f["hash_table"].create_dataset("secondary_share", data=np.asarray(shares, dtype=float))
+        f["hash_table"].create_dataset("insert_failure_rate", data=np.asarray(failures, dtype=float))
+    return spoil
+
+
+@pytest.mark.parametrize("kind, spoil, message", [
+    # A cube of 5e-324 cells a side passed as "positive": its relative error was NaN, null in the profile.
+    ("stencil", lambda f: _stencil_cells(f, 5e-324),
+     "(stencil): cells[1] = 4.94066e-324; expected cells per side, a whole number from 1 to 1e6"),
+    ("stencil", lambda f: _stencil_cells(f, 16.5), "(stencil): cells[1] = 16.5; expected cells per side"),
+    # Parameters read with a strtod that stopped early: "abc" was 0, "nan" was null in the profile.
+    ("stencil", lambda f: f["stencil"].attrs.__setitem__("variables", "nan"),
+     "(stencil): parameter 'variables' = 'nan'; expected the number of fields swept, a whole number from 1 to 1e6"),
+    ("stencil", lambda f: f["stencil"].attrs.__setitem__("flops_per_cell_nominal", "40 flops"),
+     "(stencil): parameter 'flops_per_cell_nominal' = '40 flops'; expected the flops of one cell update as coded"),
+    # Insertion failures per layout went into the profile's quality as they were: inf as null.
+    ("dgemm", lambda f: f["dgemm"].attrs.__setitem__("measured_peak_gflops", "1e-320"),
+     "(dgemm): parameter 'measured_peak_gflops' = '1e-320'; expected the core's measured peak in Gflop/s"),
+    ("dgemm", lambda f: f["dgemm/size"].__setitem__(0, 1e-300),
+     "(dgemm): dataset 'size' holds 1e-300 at index 0; expected matrix orders, whole numbers from 1 to 1e+09"),
+    ("hash", _hash_layouts([0, 0.1, 0.2], [0, 0.5, float("inf")]),
+     "(hash_table): dataset 'insert_failure_rate' holds inf at index 2; expected shares from 0 to 1"),
+    ("hash", _hash_layouts([0, -0.1], [0, 0]),
+     "(hash_table): dataset 'secondary_share' holds -0.1 at index 1; expected shares from 0 to 1"),
+    ("hash", _hash_layouts([0, 0.1, 0.2], [0, 0]),
+     "(hash_table): dataset 'insert_failure_rate' holds 2 values for 3 in 'secondary_share'; expected one per "
+     "memory layout"),
+])
+def test_trace_values_a_profile_would_carry_as_null_are_refused(tmp_path, kind, spoil, message):
+    """Found by tests/fuzz/trace_fuzz.py, which flags a profile holding null (a NaN or an
+    infinity of a trace let through) besides an undefined R^2."""
+    trace = tmp_path / f"{kind}.h5"
+    if kind == "stencil":
+        write_synthetic_stencil(trace, [16, 32, 64], [[1e8] * 3] * 3)
+    elif kind == "dgemm":
+        write_synthetic_dgemm(trace, [256, 512], [[50.0] * 3, [60.0] * 3])
+    else:
+        write_synthetic_hash(trace, 4e7, 1e8, 2.5e-7)
+    with h5py.File(trace, "r+") as f:
+        spoil(f)
+    assert f"{trace} {message}" in refused(tmp_path, trace)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_short_trace_fuzzing_run_flags_nothing(tmp_path, seed):
+    """200 sets of the shipped traces a seed, one or two of them changed (attributes, values,
+    shapes, types, units, groups, bytes): every set is fitted into a profile without null that
+    the loader reads, or refused naming the trace with what was expected, leaving no profile.
+    The tool takes --cases and any seed for longer campaigns (tests/fuzz/README.md)."""
+    res = subprocess.run([sys.executable, str(ROOT / "tests" / "fuzz" / "trace_fuzz.py"), "--bin", str(SIMCORE),
+                          "--cases", "200", "--seed", str(seed), "--quiet"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=600, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+    assert "nothing flagged" in res.stdout

@@ -1,7 +1,11 @@
 """What the fuzzers share: SimGrid's notes on stderr, and error messages with their particulars
 masked so that one problem found in many cases is reported once."""
 
+import os
 import re
+import signal
+import subprocess
+import time
 
 # SimGrid's own notes and warnings ("[0.000000] file:line: [parse/WARNING] Deprecated unit-less
 # value ..."): they say something true about the input and are allowed on stderr.
@@ -51,3 +55,50 @@ def _settled(rc, lines):
     if rc != 2:
         return "other"
     return "noise" if len(lines) != 1 else None
+
+
+def run_command(cmd, cwd, timeout, stdout=True, env=None, live=None):
+    """Runs `cmd` in its own process group (a timeout kills the group: simcore's route-check
+    child too). Returns {"cmd", "rc", "stdout" (where asked), "stderr", "timeout", "seconds"}.
+    `live`: a (set, lock) pair that holds the process while it runs, for the caller to kill
+    on Ctrl-C."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE if stdout else subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+    if live:
+        with live[1]:
+            live[0].add(proc)
+    try:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            out, err = proc.communicate()
+            timed_out = True
+    finally:
+        if live:
+            with live[1]:
+                live[0].discard(proc)
+    res = {"cmd": cmd, "rc": proc.returncode, "stderr": err[:65536].decode("utf-8", "replace"),
+           "timeout": timed_out, "seconds": time.monotonic() - t0}
+    if stdout:
+        res["stdout"] = out.decode("utf-8", "replace")
+    return res
+
+
+def signal_name(rc):
+    sig = -rc if rc < 0 else rc - 128
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+
+
+def sh_quote(s):
+    if s and re.fullmatch(r"[\w./=:,+@%-]+", s):
+        return s
+    return "'" + s.replace("'", "'\\''") + "'"

@@ -28,13 +28,11 @@ import os
 import random
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 
-from fuzz_messages import failure_class, mask
+from fuzz_messages import failure_class, mask, run_command
 
 # --------------------------------------------------------------------------------------------
 # A tiny XML tree, serialised one element per line (so that line numbers mean something)
@@ -1465,21 +1463,7 @@ LOCATED = re.compile(r"^simcore: error: \S+:\d+: ")
 
 
 def run_cmd(cmd, cwd, timeout):
-    t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)   # the process group: simcore's route-check child too
-        except ProcessLookupError:
-            pass
-        out, err = proc.communicate()
-        timed_out = True
-    return {"cmd": cmd, "rc": proc.returncode, "stdout": out.decode("utf-8", "replace"),
-            "stderr": err.decode("utf-8", "replace"), "timeout": timed_out, "seconds": time.monotonic() - t0}
+    return run_command(cmd, cwd, timeout)
 
 
 def classify(res, file_names):

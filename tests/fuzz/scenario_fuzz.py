@@ -62,7 +62,7 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 
-from fuzz_messages import failure_class, mask
+from fuzz_messages import failure_class, mask, run_command, sh_quote, signal_name
 
 SCENARIO = "scenario.xml"
 FLAGGED = ["signal", "exit1", "timeout", "exit2-no-location", "exit2-no-expected", "noise", "no-summary", "other"]
@@ -987,28 +987,7 @@ STOP = threading.Event()
 
 
 def run_cmd(cmd, cwd, timeout):
-    t0 = time.monotonic()
-    env = dict(os.environ, LC_ALL="C")
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, start_new_session=True, env=env)
-    with LIVE_LOCK:
-        LIVE.add(proc)
-    try:
-        try:
-            _, err = proc.communicate(timeout=timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            _, err = proc.communicate()
-            timed_out = True
-    finally:
-        with LIVE_LOCK:
-            LIVE.discard(proc)
-    return {"cmd": cmd, "rc": proc.returncode, "stderr": err[:65536].decode("utf-8", "replace"),
-            "timeout": timed_out, "seconds": time.monotonic() - t0}
+    return run_command(cmd, cwd, timeout, stdout=False, env=dict(os.environ, LC_ALL="C"), live=(LIVE, LIVE_LOCK))
 
 
 PREFIX = "simcore: error: "
@@ -1040,14 +1019,6 @@ def classify(res, stage, case, cwd):
     if "expected" not in msg:
         return "exit2-no-expected"
     return "refused"
-
-
-def signal_name(rc):
-    sig = -rc if rc < 0 else rc - 128
-    try:
-        return signal.Signals(sig).name
-    except ValueError:
-        return f"signal {sig}"
 
 
 def normalise(res, cls, case):
@@ -1111,12 +1082,6 @@ def run_case(case, args, root):
                            for s, c, r in stages]}
     finally:
         shutil.rmtree(d, ignore_errors=True)
-
-
-def sh_quote(s):
-    if s and re.fullmatch(r"[\w./=:,+@%-]+", s):
-        return s
-    return "'" + s.replace("'", "'\\''") + "'"
 
 
 # --------------------------------------------------------------------------------------------
