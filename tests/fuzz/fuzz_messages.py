@@ -102,3 +102,24 @@ def sh_quote(s):
     if s and re.fullmatch(r"[\w./=:,+@%-]+", s):
         return s
     return "'" + s.replace("'", "'\\''") + "'"
+
+
+def add_common_arguments(ap, cases, timeout, keep_help):
+    """The options every fuzzer takes: --bin, --cases, --seed, --jobs, --timeout, --keep, --quiet."""
+    ap.add_argument("--bin", default=os.environ.get("SIMCORE_BIN"), help="simcore binary (default: $SIMCORE_BIN)")
+    ap.add_argument("--cases", type=int, default=cases)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=timeout, help="seconds per command")
+    ap.add_argument("--keep", help=keep_help)
+    ap.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def stages_report(stages, cwd):
+    """The text a kept case's .txt gives for its stages: (stage, class, run_command's result)."""
+    text = ""
+    for stage, cls, r in stages:
+        text += (f"\n[{stage}] class {cls}, exit code {r['rc']}, {r['seconds']:.1f} s"
+                 f"{' (timed out)' if r['timeout'] else ''}\ncwd: {cwd}\ncommand: "
+                 + " ".join(sh_quote(str(c)) for c in r["cmd"]) + "\nstderr:\n" + r["stderr"][:20000] + "\n")
+    return text

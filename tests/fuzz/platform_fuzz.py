@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 
-from fuzz_messages import failure_class, mask, run_command
+from fuzz_messages import add_common_arguments, failure_class, mask, run_command
 
 # --------------------------------------------------------------------------------------------
 # A tiny XML tree, serialised one element per line (so that line numbers mean something)
@@ -1585,13 +1585,7 @@ def normalise(stderr):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bin", default=os.environ.get("SIMCORE_BIN"), help="simcore binary (default: $SIMCORE_BIN)")
-    ap.add_argument("--cases", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--timeout", type=float, default=20, help="seconds per simcore run")
-    ap.add_argument("--keep", help="folder for every flagged case (platform, scenario, report.txt)")
-    ap.add_argument("--quiet", action="store_true", help="no progress lines, only the summary")
+    add_common_arguments(ap, 200, 20, "folder for every flagged case (platform, scenario, report.txt)")
     ap.add_argument("--dump", help="write the generated cases there and run nothing (to inspect the generator)")
     args = ap.parse_args()
     if not args.dump and (not args.bin or not os.access(args.bin, os.X_OK)):

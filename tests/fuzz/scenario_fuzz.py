@@ -62,7 +62,7 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 
-from fuzz_messages import failure_class, mask, run_command, sh_quote, signal_name
+from fuzz_messages import add_common_arguments, failure_class, mask, run_command, signal_name, stages_report
 
 SCENARIO = "scenario.xml"
 FLAGGED = ["signal", "exit1", "timeout", "exit2-no-location", "exit2-no-expected", "noise", "no-summary", "other"]
@@ -1072,10 +1072,7 @@ def run_case(case, args, root):
                     f.write(f"  {n}\n")
                 if case.counts:
                     f.write(f"counts >= {SLOW_COUNT:g}: {case.counts}\n")
-                for stage, cls, r in stages:
-                    f.write(f"\n[{stage}] class {cls}, exit code {r['rc']}, {r['seconds']:.1f} s"
-                            f"{' (timed out)' if r['timeout'] else ''}\ncwd: {dest}\ncommand: "
-                            + " ".join(sh_quote(c) for c in r["cmd"]) + "\nstderr:\n" + r["stderr"][:20000] + "\n")
+                f.write(stages_report(stages, dest))
         return {"n": case.n, "labels": case.labels, "counts": case.counts, "seed": case.seed.rel,
                 "stages": [(s, c, {"rc": r["rc"], "stderr": r["stderr"], "seconds": r["seconds"],
                                    "key": normalise(r, c, case) if c in FLAGGED or c == "refused" else None})
@@ -1092,16 +1089,10 @@ def run_case(case, args, root):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bin", default=os.environ.get("SIMCORE_BIN"), help="simcore binary (default: $SIMCORE_BIN)")
+    add_common_arguments(ap, 300, 30, "folder for the flagged cases' files and a .txt each")
     ap.add_argument("--source", default=os.path.normpath(os.path.join(here, "..", "..")),
                     help="the repository (its scenarios/<model>/*.xml are the seeds)")
-    ap.add_argument("--cases", type=int, default=300)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--timeout", type=float, default=30, help="seconds per command")
     ap.add_argument("--max-memory", default="2GiB", help="passed to simcore (default 2GiB)")
-    ap.add_argument("--keep", help="folder for the flagged cases' files and a .txt each")
-    ap.add_argument("--quiet", action="store_true", help="no progress lines")
     ap.add_argument("--models", help="comma-separated models (default: every model with a scenario)")
     ap.add_argument("--show-refused", type=int, default=0, metavar="K",
                     help="also list the K most common (normalised) refusals, to see how deep the cases get")

@@ -56,7 +56,7 @@ import time
 import h5py
 import numpy as np
 
-from fuzz_messages import failure_class, mask, run_command, sh_quote, signal_name
+from fuzz_messages import add_common_arguments, failure_class, mask, run_command, signal_name, stages_report
 
 FLAGGED = ["signal", "exit1", "timeout", "exit2-no-location", "exit2-no-expected", "noise", "left-file",
            "bad-profile", "null-in-profile", "profile-refused", "other"]
@@ -383,10 +383,7 @@ def run_case(case, args, root, names):
             shutil.copytree(d, dest)
             with open(dest + ".txt", "w") as fh:
                 fh.write(f"case {case['n']} (seed {args.seed})\ntraces: {case['traces']}\nchanges: {'; '.join(labels)}\n")
-                for stage, c, r in stages:
-                    fh.write(f"\n[{stage}] class {c}, exit code {r['rc']}, {r['seconds']:.1f} s\ncwd: {dest}\n"
-                             "command: " + " ".join(sh_quote(str(x)) for x in r["cmd"]) + "\nstderr:\n"
-                             + r["stderr"][:20000] + "\n")
+                fh.write(stages_report(stages, dest))
         return {"n": case["n"], "labels": labels,
                 "stages": [(s, c, {"rc": r["rc"], "stderr": r["stderr"], "seconds": r["seconds"],
                                    "key": normalise(r, c) if c in FLAGGED else None}) for s, c, r in stages]}
@@ -397,15 +394,9 @@ def run_case(case, args, root, names):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bin", default=os.environ.get("SIMCORE_BIN"), help="simcore binary (default: $SIMCORE_BIN)")
+    add_common_arguments(ap, 300, 60, "folder for the flagged cases' files and a .txt each")
     ap.add_argument("--source", default=os.path.normpath(os.path.join(here, "..", "..")),
                     help="the repository (its calibration/traces/*/*.h5 are the seeds)")
-    ap.add_argument("--cases", type=int, default=300)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--timeout", type=float, default=60, help="seconds per command")
-    ap.add_argument("--keep", help="folder for the flagged cases' files and a .txt each")
-    ap.add_argument("--quiet", action="store_true", help="no progress lines")
     ap.add_argument("--dump", help="write the cases' descriptions (JSON) to this file and run nothing")
     args = ap.parse_args()
     if not args.dump and not args.bin:
