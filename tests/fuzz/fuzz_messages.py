@@ -1,6 +1,7 @@
 """What the fuzzers share: SimGrid's notes on stderr, and error messages with their particulars
 masked so that one problem found in many cases is reported once."""
 
+import argparse
 import os
 import re
 import signal
@@ -104,6 +105,17 @@ def sh_quote(s):
     return "'" + s.replace("'", "'\\''") + "'"
 
 
+def fuzzer_parser(doc, cases, timeout, keep_help, seeds_help):
+    """A parser with the common options and --source (the repository, whose files `seeds_help`
+    names are the seeds), described by the first paragraph of the tool's `doc`."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    add_common_arguments(ap, cases, timeout, keep_help)
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--source", default=os.path.normpath(os.path.join(here, "..", "..")),
+                    help=f"the repository (its {seeds_help} are the seeds)")
+    return ap
+
+
 def add_common_arguments(ap, cases, timeout, keep_help):
     """The options every fuzzer takes: --bin, --cases, --seed, --jobs, --timeout, --keep, --quiet."""
     ap.add_argument("--bin", default=os.environ.get("SIMCORE_BIN"), help="simcore binary (default: $SIMCORE_BIN)")
@@ -123,3 +135,23 @@ def stages_report(stages, cwd):
                  f"{' (timed out)' if r['timeout'] else ''}\ncwd: {cwd}\ncommand: "
                  + " ".join(sh_quote(str(c)) for c in r["cmd"]) + "\nstderr:\n" + r["stderr"][:20000] + "\n")
     return text
+
+
+def stage_summaries(stages, key):
+    """What a case's result keeps of its stages: (stage, class, {rc, stderr, seconds, key}),
+    `key(result, class)` being the normalised message that groups flagged runs (or None)."""
+    return [(s, c, {"rc": r["rc"], "stderr": r["stderr"], "seconds": r["seconds"], "key": key(r, c)})
+            for s, c, r in stages]
+
+
+def flagged_key(res, cls, unmask=lambda text: text):
+    """The message that groups runs flagged `cls`: stderr's first two lines (the last two of a
+    crash), `unmask` applied (a tool's own particulars), then names, files and numbers masked."""
+    lines = [l for l in res["stderr"].splitlines() if l.strip()]
+    text = unmask(" | ".join(lines[-2:] if cls in ("signal", "exit1") else lines[:2]))
+    text = mask(text)
+    text = re.sub(r"\b[\w\-]+\.(xml|swf|json|dat|h5|csv|paje)\b", "<FILE>", text)
+    text = re.sub(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?", "<N>", text)
+    if cls == "signal":
+        text = signal_name(res["rc"]) + ": " + text
+    return f"{cls}: " + text[:240]

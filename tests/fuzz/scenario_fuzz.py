@@ -28,7 +28,8 @@ then runs
 and checks simcore's contract: every input either works (exit 0, summary.json written,
 nothing on stderr with --quiet) or is refused with exit code 2 and ONE stderr line
 'simcore: error: WHERE: ... expected ...' where WHERE is FILE:LINE, a command-line option or 'command line' (argument syntax), or the
-scenario file alone for the whole-run memory limit.
+scenario file alone for the whole-run memory limit (a run past it, or one its model is sure to
+take past it).
 Anything else is flagged: signal, exit1, timeout, exit2-no-location, exit2-no-expected,
 noise (several stderr lines, or stderr output on success), no-summary, other. A timeout of a
 case that set a count (an integer parameter or list element) to >= 1e5 is reported as `slow`,
@@ -42,7 +43,6 @@ writes them without running anything).
 Exit status: 0 when nothing was flagged, 1 otherwise (2 on bad usage).
 """
 
-import argparse
 import collections
 import concurrent.futures
 import copy
@@ -62,7 +62,7 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 
-from fuzz_messages import add_common_arguments, failure_class, mask, run_command, signal_name, stages_report
+from fuzz_messages import failure_class, flagged_key, fuzzer_parser, run_command, stage_summaries, stages_report
 
 SCENARIO = "scenario.xml"
 FLAGGED = ["signal", "exit1", "timeout", "exit2-no-location", "exit2-no-expected", "noise", "no-summary", "other"]
@@ -993,7 +993,7 @@ def run_cmd(cmd, cwd, timeout):
 PREFIX = "simcore: error: "
 LOC_FILE = re.compile(r"^[^\s:][^:]*:\d+(:\d+)?: ")
 LOC_OPTION = re.compile(r"^(--[A-Za-z][\w-]*|command line: )")
-MEMORY = re.compile(r"^[^:]+: the run took .* of memory, past its limit")
+MEMORY = re.compile(r"^[^:]+: the run (took .* of memory, past|needs at least .* of memory: .*; past) its limit")
 
 
 def classify(res, stage, case, cwd):
@@ -1022,20 +1022,16 @@ def classify(res, stage, case, cwd):
 
 
 def normalise(res, cls, case):
-    err = res["stderr"]
-    lines = [l for l in err.splitlines() if l.strip()]
     if cls == "timeout":
         return "timeout: " + ", ".join(sorted({re.sub(r"[=(].*", "", l) for l in case.labels}))
-    text = " | ".join(lines[-2:] if cls in ("signal", "exit1") else lines[:2])
-    for a in sorted(set(case.args), key=len, reverse=True):
-        if len(a) > 3 and not (a.startswith("--") and "=" not in a):
-            text = text.replace(a, "<ARG>")
-    text = mask(text)
-    text = re.sub(r"\b[\w\-]+\.(xml|swf|json|dat|h5|csv|paje)\b", "<FILE>", text)
-    text = re.sub(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?", "<N>", text)
-    if cls == "signal":
-        text = signal_name(res["rc"]) + ": " + text
-    return f"{cls}: " + text[:240]
+
+    def unmask(text):
+        for a in sorted(set(case.args), key=len, reverse=True):
+            if len(a) > 3 and not (a.startswith("--") and "=" not in a):
+                text = text.replace(a, "<ARG>")
+        return text
+
+    return flagged_key(res, cls, unmask)
 
 
 def run_case(case, args, root):
@@ -1074,9 +1070,8 @@ def run_case(case, args, root):
                     f.write(f"counts >= {SLOW_COUNT:g}: {case.counts}\n")
                 f.write(stages_report(stages, dest))
         return {"n": case.n, "labels": case.labels, "counts": case.counts, "seed": case.seed.rel,
-                "stages": [(s, c, {"rc": r["rc"], "stderr": r["stderr"], "seconds": r["seconds"],
-                                   "key": normalise(r, c, case) if c in FLAGGED or c == "refused" else None})
-                           for s, c, r in stages]}
+                "stages": stage_summaries(stages, lambda r, c: normalise(r, c, case) if c in FLAGGED or c == "refused"
+                                          else None)}
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -1087,11 +1082,8 @@ def run_case(case, args, root):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_common_arguments(ap, 300, 30, "folder for the flagged cases' files and a .txt each")
-    ap.add_argument("--source", default=os.path.normpath(os.path.join(here, "..", "..")),
-                    help="the repository (its scenarios/<model>/*.xml are the seeds)")
+    ap = fuzzer_parser(__doc__, 300, 30, "folder for the flagged cases' files and a .txt each",
+                       "scenarios/<model>/*.xml")
     ap.add_argument("--max-memory", default="2GiB", help="passed to simcore (default 2GiB)")
     ap.add_argument("--models", help="comma-separated models (default: every model with a scenario)")
     ap.add_argument("--show-refused", type=int, default=0, metavar="K",

@@ -39,7 +39,6 @@ their descriptions without running anything).
 Exit status: 0 when nothing was flagged, 1 otherwise (2 on bad usage).
 """
 
-import argparse
 import collections
 import concurrent.futures
 import glob
@@ -56,7 +55,7 @@ import time
 import h5py
 import numpy as np
 
-from fuzz_messages import add_common_arguments, failure_class, mask, run_command, signal_name, stages_report
+from fuzz_messages import failure_class, flagged_key, fuzzer_parser, run_command, stage_summaries, stages_report
 
 FLAGGED = ["signal", "exit1", "timeout", "exit2-no-location", "exit2-no-expected", "noise", "left-file",
            "bad-profile", "null-in-profile", "profile-refused", "other"]
@@ -350,17 +349,6 @@ def classify_calibrate(res, files, d):
     return "refused"
 
 
-def normalise(res, cls):
-    lines = [l for l in res["stderr"].splitlines() if l.strip()]
-    text = " | ".join(lines[-2:] if cls in ("signal", "exit1") else lines[:2])
-    text = mask(text)
-    text = re.sub(r"\bt\d\.h5\b", "<FILE>", text)
-    text = re.sub(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?", "<N>", text)
-    if cls == "signal":
-        text = signal_name(res["rc"]) + ": " + text
-    return f"{cls}: " + text[:240]
-
-
 def run_case(case, args, root, names):
     d = tempfile.mkdtemp(prefix=f"c{case['n']:04d}-", dir=root)
     try:
@@ -385,18 +373,14 @@ def run_case(case, args, root, names):
                 fh.write(f"case {case['n']} (seed {args.seed})\ntraces: {case['traces']}\nchanges: {'; '.join(labels)}\n")
                 fh.write(stages_report(stages, dest))
         return {"n": case["n"], "labels": labels,
-                "stages": [(s, c, {"rc": r["rc"], "stderr": r["stderr"], "seconds": r["seconds"],
-                                   "key": normalise(r, c) if c in FLAGGED else None}) for s, c, r in stages]}
+                "stages": stage_summaries(stages, lambda r, c: flagged_key(r, c) if c in FLAGGED else None)}
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_common_arguments(ap, 300, 60, "folder for the flagged cases' files and a .txt each")
-    ap.add_argument("--source", default=os.path.normpath(os.path.join(here, "..", "..")),
-                    help="the repository (its calibration/traces/*/*.h5 are the seeds)")
+    ap = fuzzer_parser(__doc__, 300, 60, "folder for the flagged cases' files and a .txt each",
+                       "calibration/traces/*/*.h5")
     ap.add_argument("--dump", help="write the cases' descriptions (JSON) to this file and run nothing")
     args = ap.parse_args()
     if not args.dump and not args.bin:
