@@ -189,6 +189,7 @@ Scenario Scenario::load(const std::string& path_arg)
   sc.base_dir_ = path.parent_path().string();
   sc.sha256_ = sha256_hex(text);
   sc.model_ = required_attribute(root, "model", loc);
+  sc.model_origin_ = loc.at(root);
   const ModelInfo* info = ModelRegistry::instance().find(sc.model_);
   if (!info) {
     std::string list;

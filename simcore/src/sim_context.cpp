@@ -87,7 +87,11 @@ std::vector<simgrid::s4u::Host*> SimContext::hosts_sorted() const
 InputError SimContext::param_error(const std::string& param, const std::string& message) const
 {
   const std::string& origin = params().origin(param);
-  return InputError(origin == "default" ? scenario_.path() + " (default of '" + param + "')" : origin, message);
+  if (origin != "default")
+    return InputError(origin, message);
+  // A default: the model's, named at the <scenario> element.
+  const std::string& at = scenario_.model_origin().empty() ? scenario_.path() : scenario_.model_origin();
+  return InputError(at + " (default of '" + param + "')", message);
 }
 
 simgrid::s4u::Host* SimContext::host(const std::string& name, const std::string& param) const

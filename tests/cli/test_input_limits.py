@@ -294,3 +294,17 @@ def test_what_the_scenario_would_ignore_is_refused_at_its_line(tmp_path, edit, l
     path = _star_copy(tmp_path, edit)
     err = refused("validate", path, cwd=tmp_path)
     assert f"s.xml:{line}: {expected}" in err, (err, path.read_text())
+
+
+def test_a_default_the_platform_cannot_take_is_refused_at_the_scenario_element(tmp_path):
+    """A parameter left to its default was located at the file alone, "s.xml (default of
+    'ranks')": the model's defaults come with its name, at the <scenario> element's line."""
+    text = (SOURCE_DIR / "scenarios" / "halo" / "two_ranks_one_node.xml").read_text()
+    text = "\n".join(l for l in text.splitlines() if 'name="ranks"' not in l and 'name="procs"' not in l)
+    text = text.replace('file="../../platforms/', f'file="{SOURCE_DIR}/platforms/')
+    path = tmp_path / "s.xml"
+    path.write_text(text)
+    line = 1 + text[:text.index("<scenario ")].count("\n")
+    err = refused("validate", path, cwd=tmp_path)
+    assert err.startswith(f"simcore: error: {path}:{line} (default of 'ranks'): parameter 'ranks' = 8 needs "), err
+    assert "expected at most 2 ranks, or more hosts" in err, err

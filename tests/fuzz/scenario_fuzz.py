@@ -991,7 +991,7 @@ def run_cmd(cmd, cwd, timeout):
 
 
 PREFIX = "simcore: error: "
-LOC_FILE = re.compile(r"^[^\s:][^:]*:\d+(:\d+)?: ")
+LOC_FILE = re.compile(r"^[^\s:][^:]*:\d+(:\d+)?( \([^)]*\))?: ")
 LOC_OPTION = re.compile(r"^(--[A-Za-z][\w-]*|command line: )")
 MEMORY = re.compile(r"^[^:]+: the run (took .* of memory, past|needs at least .* of memory: .*; past) its limit")
 

@@ -40,6 +40,9 @@ public:
   const std::string& base_dir() const { return base_dir_; } ///< folder of the scenario file
   const std::string& sha256() const { return sha256_; }    ///< of the file's bytes
   const std::string& model_name() const { return model_; }
+  /** Where the model was named: the <scenario> element's "file:line" (where the defaults of its
+   *  parameters come from), else "". */
+  const std::string& model_origin() const { return model_origin_; }
   const ModelInfo& model() const;
   const std::string& platform_path() const { return platform_; }       ///< absolute
   const std::string& calibration_path() const { return calibration_; } ///< absolute or empty
@@ -70,6 +73,7 @@ private:
   std::string base_dir_;
   std::string sha256_;
   std::string model_;
+  std::string model_origin_;
   std::string platform_;
   std::string calibration_;
   std::uint64_t seed_ = 0;
