@@ -134,7 +134,8 @@ Stream read_stream(const Source& src, const std::string& name)
     s.reduction.compress_flops_per_byte = point.compress_flops_per_byte;
     s.reduction.decompress_flops_per_byte = point.decompress_flops_per_byte;
   } else if (v.get_double("error_bound") != 0) {
-    throw src.error("error_bound", src.what("error_bound") + " needs a compression_profile to read ratios from");
+    throw src.error("error_bound", src.what("error_bound") + " needs a compression_profile to read ratios from; expected a "
+                                                               "compression_profile, or no error_bound");
   }
   if (s.engine == "file" && s.transport == "ideal")
     throw src.error("transport", src.what("transport") + " = 'ideal' belongs to the staging engine; the file "

@@ -246,11 +246,7 @@ std::string precheck_platform(const std::string& path)
   for (const auto& n : doc.children())
     if (n.type() == pugi::node_doctype)
       doctype = true;
-  const std::string root = doc.document_element().name();
-  if (root != "platform")
-    throw InputError(path, "root element is <" + root + ">; expected a SimGrid platform (<platform version=\"4.1\">)");
   std::map<const void*, std::ptrdiff_t> renamed_offsets;
-  spell_as_dtd_4_1(doc.document_element(), renamed_offsets);
   std::string text; // read where a line is named
   const auto where = [&](const pugi::xml_node& n) {
     if (text.empty()) {
@@ -262,6 +258,11 @@ std::string precheck_platform(const std::string& path)
     return path + ":" +
            std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(std::min(offset, text.size())), '\n'));
   };
+  const std::string root = doc.document_element().name();
+  if (root != "platform")
+    throw InputError(where(doc.document_element()),
+                     "root element is <" + root + ">; expected a SimGrid platform (<platform version=\"4.1\">)");
+  spell_as_dtd_4_1(doc.document_element(), renamed_offsets);
   // SimGrid 3.32 reads version with std::stod: "1e400" ended in its exception (exit 1).
   if (const auto version = doc.document_element().attribute("version")) {
     errno = 0;

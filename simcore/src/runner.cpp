@@ -20,6 +20,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <csignal>
 #include <exception>
@@ -184,6 +185,17 @@ void check_output_dir(const std::string& dir, const std::string& where = "")
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path p = fs::absolute(dir, ec);
+  // A name the file system cannot hold was found only when the results were written, after the run.
+  const long name_max = ::pathconf("/", _PC_NAME_MAX) > 0 ? ::pathconf("/", _PC_NAME_MAX) : 255;
+  for (const auto& part : p)
+    if (static_cast<long>(part.string().size()) > name_max)
+      throw InputError(at, "output folder: a name of " + std::to_string(part.string().size()) + " bytes ('" +
+                               part.string().substr(0, 20) + "...'); expected names of at most " +
+                               std::to_string(name_max) + " bytes");
+  if (p.string().size() + 64 >= PATH_MAX)
+    throw InputError(at, "output folder: a path of " + std::to_string(p.string().size()) +
+                             " bytes; expected a path that leaves room for its files' names, below " +
+                             std::to_string(PATH_MAX - 64) + " bytes");
   while (!p.empty() && !fs::exists(p, ec) && p != p.parent_path())
     p = p.parent_path();
   if (!fs::is_directory(p, ec))

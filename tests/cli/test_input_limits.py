@@ -308,3 +308,18 @@ def test_a_default_the_platform_cannot_take_is_refused_at_the_scenario_element(t
     err = refused("validate", path, cwd=tmp_path)
     assert err.startswith(f"simcore: error: {path}:{line} (default of 'ranks'): parameter 'ranks' = 8 needs "), err
     assert "expected at most 2 ranks, or more hosts" in err, err
+
+
+def test_an_output_folder_name_the_file_system_cannot_hold_is_refused_before_the_run(tmp_path):
+    """A name of 300 bytes was refused only when the results were written ("File name too
+    long", located at the folder, not at the <output> element), after the whole run."""
+    text = STAR.read_text().replace('file="../../platforms/', f'file="{SOURCE_DIR}/platforms/')
+    text = text.replace("</scenario>", f'  <output dir="{"x" * 300}"/>\n</scenario>')
+    path = tmp_path / "s.xml"
+    path.write_text(text)
+    line = 1 + text[:text.index("<output")].count("\n")
+    err = refused("validate", path, cwd=tmp_path)
+    assert err.startswith(f"simcore: error: {path}:{line} (<output dir=\""), err
+    assert "output folder: a name of 300 bytes ('xxxxxxxxxxxxxxxxxxxx...'); expected names of at most 255 bytes" in err
+    err = refused("run", STAR, "--out", tmp_path / ("y/" * 2100), cwd=tmp_path)
+    assert "output folder: a path of " in err and "expected a path that leaves room for its files' names" in err, err

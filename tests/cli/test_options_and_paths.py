@@ -102,7 +102,9 @@ def test_platform_without_doctype_or_with_wrong_root(tmp_path):
     assert ":2: <platform> without a <!DOCTYPE platform SYSTEM" in proc.stderr
     proc = run("platform", STAR, cwd=tmp_path)
     assert proc.returncode == 2
-    assert "root element is <scenario>; expected a SimGrid platform" in proc.stderr
+    text = pathlib.Path(STAR).read_text()
+    line = 1 + text[:text.index("<scenario ")].count("\n")
+    assert f"{STAR}:{line}: root element is <scenario>; expected a SimGrid platform" in proc.stderr, proc.stderr
 
 
 def test_hex_numbers_are_not_numbers(tmp_path):

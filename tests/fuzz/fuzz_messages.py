@@ -10,7 +10,8 @@ import time
 
 # SimGrid's own notes and warnings ("[0.000000] file:line: [parse/WARNING] Deprecated unit-less
 # value ..."): they say something true about the input and are allowed on stderr.
-SIMGRID_NOTE = re.compile(r"^\[[0-9.]+\] (\S+:\d+: )?\[[A-Za-z0-9_]+/(WARNING|INFO)\] ")
+# An actor's note names it first: "[ft-1:analysis-15:(1016) 0.000000] [s4u_actor/INFO] ...".
+SIMGRID_NOTE = re.compile(r"^\[([^\]\s]+ )?[0-9.]+\] (\S+:\d+: )?\[[A-Za-z0-9_]+/(WARNING|INFO)\] ")
 
 
 def mask(text):
