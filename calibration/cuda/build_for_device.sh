@@ -21,6 +21,7 @@ mkdir -p "$root/build/bin"
   -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
   -gencode arch=compute_90,code=compute_90 -cudart static \
   -Xcompiler -static-libstdc++,-static-libgcc "$root/calibration/cuda/cuda_kernels.cu" \
-  "$root/calibration/src/trace_json.cpp" "$root/calibration/src/machine_attributes.cpp" -ldl \
+  "$root/calibration/src/trace_json.cpp" "$root/calibration/src/machine_attributes.cpp" \
+  "$root/simcore/src/json_locations.cpp" -ldl \
   -o "$root/build/bin/calib_cuda_device"
 echo "built $root/build/bin/calib_cuda_device ($revision)"

@@ -1,10 +1,12 @@
 #include "calibration/trace_json.hpp"
 
 #include <simcore/error.hpp>
+#include <simcore/json_locations.hpp>
 #include <simcore/file_to_replace.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -142,6 +144,9 @@ json parse_noting_duplicates(const std::string& text, std::string& duplicate)
   });
 }
 
+/** The trace a parsed document holds; errors name `where` and the element, at the head of the message. */
+Trace trace_from_json(const json& root, const std::string& where);
+
 } // namespace
 
 Trace trace_from_json_text(const std::string& text, const std::string& where)
@@ -150,12 +155,42 @@ Trace trace_from_json_text(const std::string& text, const std::string& where)
   std::string duplicate;
   try {
     root = parse_noting_duplicates(text, duplicate);
-  } catch (const json::exception& e) { // parse_error, out_of_range (a number beyond a double)
+  } catch (const json::parse_error& e) {
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(std::min<std::size_t>(e.byte, text.size())), '\n');
+    throw simcore::InputError(where + ":" + std::to_string(line), std::string("not JSON that a trace can hold (") +
+                                                                      e.what() + "); expected a calibration trace");
+  } catch (const json::exception& e) { // out_of_range (a number beyond a double)
     throw simcore::InputError(where, std::string("not JSON that a trace can hold (") + e.what() +
                                          "); expected a calibration trace");
   }
-  if (!duplicate.empty())
-    throw simcore::InputError(where, "the key '" + duplicate + "' twice in one object; expected each name once");
+  if (!duplicate.empty()) {
+    const simcore::JsonLocations locations(text);
+    const auto& twice = locations.first_duplicate();
+    throw simcore::InputError(twice ? where + ":" + std::to_string(twice->second) : where,
+                              "the key '" + duplicate + "' twice in one object; expected each name once");
+  }
+  try {
+    return trace_from_json(root, where);
+  } catch (const simcore::InputError& e) {
+    // The element is named at the head of the message ("benchmarks.stream.datasets.size.shape
+    // has ..."): give its line too.
+    if (e.where() != where)
+      throw;
+    const std::string& detail = e.detail();
+    std::string path = detail.substr(0, detail.find_first_of(": "));
+    if (path == "trace")
+      path.clear();
+    const auto line = simcore::JsonLocations(text).line_of(path);
+    if (!line)
+      throw;
+    throw simcore::InputError(where + ":" + std::to_string(*line), detail);
+  }
+}
+
+namespace {
+
+Trace trace_from_json(const json& root, const std::string& where)
+{
   if (!root.is_object())
     throw simcore::InputError(where, std::string("the document is ") + root.type_name() + "; expected an object");
   Trace t;
@@ -178,6 +213,8 @@ Trace trace_from_json_text(const std::string& text, const std::string& where)
   }
   return t;
 }
+
+} // namespace
 
 void write_trace_json(const std::string& path, const Trace& trace)
 {

@@ -89,31 +89,41 @@ TEST_CASE("a trace goes through JSON and on to HDF5 bit for bit", "[calibration]
 
 TEST_CASE("malformed JSON traces name the element and what was expected", "[calibration]")
 {
-  CHECK(error_of("{") .find("t.json: not JSON") == 0);
-  CHECK(error_of("[]") == "t.json: the document is array; expected an object");
-  CHECK(error_of(R"({"benchmarks": {}})") == "t.json: trace: no 'attributes'; expected an object");
+  CHECK(error_of("{") .find("t.json:1: not JSON") == 0);
+  CHECK(error_of("[]") == "t.json:1: the document is array; expected an object");
+  CHECK(error_of(R"({"benchmarks": {}})") == "t.json:1: trace: no 'attributes'; expected an object");
   CHECK(error_of(R"({"attributes": {"schema": "other/2"}, "benchmarks": {}})") ==
-        "t.json: attributes.schema is 'other/2'; expected 'simcore-calibration-trace/1'");
+        "t.json:1: attributes.schema is 'other/2'; expected 'simcore-calibration-trace/1'");
   CHECK(error_of(R"({"attributes": {"schema": "simcore-calibration-trace/1", "host": 3}, "benchmarks": {}})") ==
-        "t.json: attributes.host is number; expected a string");
+        "t.json:1: attributes.host is number; expected a string");
   CHECK(error_of("{" + kAttrs + R"(, "benchmarks": {"cuda": {"parameters": {}}}})") ==
-        "t.json: benchmarks.cuda: no 'datasets'; expected an object");
+        "t.json:1: benchmarks.cuda: no 'datasets'; expected an object");
   const std::string d = "{" + kAttrs + R"(, "benchmarks": {"cuda": {"parameters": {}, "datasets": {"g": )";
   CHECK(error_of(d + R"({"unit": "s", "shape": [2, 2], "values": [1, 2, 3]}}}}})") ==
-        "t.json: benchmarks.cuda.datasets.g.values holds 3 numbers; expected 4 (the product of its shape)");
+        "t.json:1: benchmarks.cuda.datasets.g.values holds 3 numbers; expected 4 (the product of its shape)");
   CHECK(error_of(d + R"({"unit": "s", "shape": [1, 1, 1], "values": [1]}}}}})") ==
-        "t.json: benchmarks.cuda.datasets.g.shape has 3 dimensions; expected 1 or 2");
+        "t.json:1: benchmarks.cuda.datasets.g.shape has 3 dimensions; expected 1 or 2");
   CHECK(error_of(d + R"({"unit": "s", "shape": [-1], "values": []}}}}})") ==
-        "t.json: benchmarks.cuda.datasets.g.shape holds -1; expected counts (integers >= 0)");
+        "t.json:1: benchmarks.cuda.datasets.g.shape holds -1; expected counts (integers >= 0)");
   CHECK(error_of(d + R"({"unit": "s", "shape": [2], "values": [1, "x"]}}}}})") ==
-        "t.json: benchmarks.cuda.datasets.g.values[1] is string; expected a number (or \"nan\", \"inf\", \"-inf\")");
+        "t.json:1: benchmarks.cuda.datasets.g.values[1] is string; expected a number (or \"nan\", \"inf\", \"-inf\")");
   CHECK(error_of(d + R"({"unit": "s", "shape": [4294967296, 4294967296], "values": []}}}}})") ==
-        "t.json: benchmarks.cuda.datasets.g.shape [4294967296,4294967296] is too large; expected fewer than 2^32 values");
+        "t.json:1: benchmarks.cuda.datasets.g.shape [4294967296,4294967296] is too large; expected fewer than 2^32 values");
   CHECK(error_of(d + R"({"unit": "s", "shape": [1], "values": [1e400]}}}}})").find("t.json: not JSON that a trace can hold") == 0);
   CHECK(error_of(R"({"attributes": {"host": "h"}, "benchmarks": {}})") ==
-        "t.json: attributes: no 'schema'; expected 'simcore-calibration-trace/1'");
+        "t.json:1: attributes: no 'schema'; expected 'simcore-calibration-trace/1'");
   CHECK(error_of(d + R"({"shape": [1], "values": [1]}}}}})") ==
-        "t.json: benchmarks.cuda.datasets.g: no 'unit'; expected a string");
+        "t.json:1: benchmarks.cuda.datasets.g: no 'unit'; expected a string");
+  // Over many lines, as benchmarks write it: the element's own line, a key given twice at its second.
+  const std::string lines = "{\n" + kAttrs + ",\n \"benchmarks\": {\n  \"cuda\": {\n   \"parameters\": {},\n"
+                            "   \"datasets\": {\n    \"g\": {\"unit\": \"s\",\n     \"shape\": [2],\n"
+                            "     \"values\": [1,\n \"x\"]}}}}}";
+  CHECK(error_of(lines) ==
+        "t.json:10: benchmarks.cuda.datasets.g.values[1] is string; expected a number (or \"nan\", \"inf\", \"-inf\")");
+  CHECK(error_of("{\n" + kAttrs + R"(,
+ "benchmarks": {},
+ "benchmarks": {}})") == "t.json:4: the key 'benchmarks' twice in one object; expected each name once");
+  CHECK(error_of("{\n\"attributes\": {\n") .find("t.json:3: not JSON") == 0);
 }
 
 TEST_CASE("JSON traces: any case of the extension, text that is not UTF-8, a folder", "[calibration]")

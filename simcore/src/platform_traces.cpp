@@ -2,6 +2,7 @@
 #include "simcore/error.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -119,8 +120,16 @@ void check_platform_traces(const pugi::xml_document& doc, const std::string& pla
     if (n.attribute("file") && std::string(n.attribute("file").value()) != "")
       throw InputError(at, "<trace id=\"" + id + "\" file=...>; expected the trace's lines inside the element "
                            "(or speed_file or bandwidth_file on its host or link)");
+    // SimGrid 3.32 reads the period with std::stod: past a double either way ("1e-400s"), its
+    // exception ended the run (exit 1).
+    const char* period_text = n.attribute("periodicity").value();
+    errno = 0;
+    const double period = std::strtod(period_text, nullptr);
+    if (errno == ERANGE || !std::isfinite(period))
+      throw InputError(at, "<trace id=\"" + id + "\" periodicity=\"" + period_text +
+                               "\">: a number a double cannot hold; expected a period in seconds");
     const auto kind = kind_of_trace.find(id);
-    check_trace_text(n.text().get(), std::strtod(n.attribute("periodicity").value(), nullptr),
+    check_trace_text(n.text().get(), period,
                      kind != kind_of_trace.end() && kind->second == "SPEED", [&at](int) { return at; },
                      "<trace id=\"" + id + "\">");
   }

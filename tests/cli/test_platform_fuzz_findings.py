@@ -65,6 +65,10 @@ CASES = [
     ("coordinate below a double", _full('<zone id="v" routing="Vivaldi">',
                                         '<host id="a" speed="1Gf" coordinates="1e-400 2 3"/>', "</zone>"),
      6, "coordinates='1e-400 2 3'; expected three numbers"),
+    # Exit 1: SimGrid reads a trace's period with std::stod, which throws past a double.
+    ("period below a double", _full(HOST, '<trace id="t" periodicity="1e-400s">0 1\n</trace>',
+                                    '<trace_connect kind="SPEED" trace="t" element="a"/>'),
+     6, "<trace id=\"t\" periodicity=\"1e-400s\">: a number a double cannot hold; expected a period in seconds"),
     ("config boolean", ("<config>", '<prop id="network/crosstraffic" value="maybe"/>', "</config>", *_full(HOST)),
      5, "SimGrid configuration 'network/crosstraffic' = 'maybe'; expected yes or no"),
     ("config integer", ("<config>", '<prop id="maxmin/concurrency-limit" value="2.5"/>', "</config>", *_full(HOST)),
