@@ -296,16 +296,21 @@ def test_what_the_scenario_would_ignore_is_refused_at_its_line(tmp_path, edit, l
     assert f"s.xml:{line}: {expected}" in err, (err, path.read_text())
 
 
+def validated_at(tmp_path, text, marker):
+    """Validates scenario `text` (its platform paths made absolute), which must be refused:
+    the file, the line of `marker` in it and the error."""
+    text = text.replace('file="../../platforms/', f'file="{SOURCE_DIR}/platforms/')
+    path = tmp_path / "s.xml"
+    path.write_text(text)
+    return path, 1 + text[:text.index(marker)].count("\n"), refused("validate", path, cwd=tmp_path)
+
+
 def test_a_default_the_platform_cannot_take_is_refused_at_the_scenario_element(tmp_path):
     """A parameter left to its default was located at the file alone, "s.xml (default of
     'ranks')": the model's defaults come with its name, at the <scenario> element's line."""
     text = (SOURCE_DIR / "scenarios" / "halo" / "two_ranks_one_node.xml").read_text()
     text = "\n".join(l for l in text.splitlines() if 'name="ranks"' not in l and 'name="procs"' not in l)
-    text = text.replace('file="../../platforms/', f'file="{SOURCE_DIR}/platforms/')
-    path = tmp_path / "s.xml"
-    path.write_text(text)
-    line = 1 + text[:text.index("<scenario ")].count("\n")
-    err = refused("validate", path, cwd=tmp_path)
+    path, line, err = validated_at(tmp_path, text, "<scenario ")
     assert err.startswith(f"simcore: error: {path}:{line} (default of 'ranks'): parameter 'ranks' = 8 needs "), err
     assert "expected at most 2 ranks, or more hosts" in err, err
 
@@ -313,12 +318,8 @@ def test_a_default_the_platform_cannot_take_is_refused_at_the_scenario_element(t
 def test_an_output_folder_name_the_file_system_cannot_hold_is_refused_before_the_run(tmp_path):
     """A name of 300 bytes was refused only when the results were written ("File name too
     long", located at the folder, not at the <output> element), after the whole run."""
-    text = STAR.read_text().replace('file="../../platforms/', f'file="{SOURCE_DIR}/platforms/')
-    text = text.replace("</scenario>", f'  <output dir="{"x" * 300}"/>\n</scenario>')
-    path = tmp_path / "s.xml"
-    path.write_text(text)
-    line = 1 + text[:text.index("<output")].count("\n")
-    err = refused("validate", path, cwd=tmp_path)
+    text = STAR.read_text().replace("</scenario>", f'  <output dir="{"x" * 300}"/>\n</scenario>')
+    path, line, err = validated_at(tmp_path, text, "<output")
     assert err.startswith(f"simcore: error: {path}:{line} (<output dir=\""), err
     assert "output folder: a name of 300 bytes ('xxxxxxxxxxxxxxxxxxxx...'); expected names of at most 255 bytes" in err
     err = refused("run", STAR, "--out", tmp_path / ("y/" * 2100), cwd=tmp_path)
