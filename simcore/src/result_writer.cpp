@@ -6,11 +6,15 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <ostream>
+#include <variant>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -35,16 +39,39 @@ public:
   H5Handle(const H5Handle&) = delete;
   H5Handle& operator=(const H5Handle&) = delete;
   operator hid_t() const { return id_; }
+  /** Closes now, for a caller that must know whether closing (which may write) failed. */
+  herr_t close()
+  {
+    const herr_t rc = close_(id_);
+    id_ = -1;
+    return rc;
+  }
 
 private:
   hid_t id_;
   herr_t (*close_)(hid_t);
 };
 
+/** The system refused to write a file (its errno): a full disk, a quota, a file too large
+ *  for its file system, a file system mounted read-only, a device error. */
+struct WriteRefused {
+  int error;
+};
+
+bool refused_by_the_system(int error)
+{
+  return error == ENOSPC || error == EDQUOT || error == EFBIG || error == EROFS || error == EIO;
+}
+
+/** A failed HDF5 call is simcore's failure, unless the system refused a write (WriteRefused:
+ *  the user's disk, the user's to free). The caller sets errno to 0 before the call. */
 void check(herr_t rc, const std::string& what)
 {
-  if (rc < 0)
-    throw InternalError("HDF5: " + what + " failed");
+  if (rc >= 0)
+    return;
+  if (refused_by_the_system(errno))
+    throw WriteRefused{errno};
+  throw InternalError("HDF5: " + what + " failed");
 }
 
 void write_string_attribute(hid_t obj, const std::string& name, const std::string& value)
@@ -59,6 +86,10 @@ void write_string_attribute(hid_t obj, const std::string& name, const std::strin
   check(H5Awrite(attr, type, &ptr), "H5Awrite " + name);
 }
 
+/** Rows packed and written at a time: a table is written through a buffer of this many rows,
+ *  not a copy of the whole table (which would take as much memory as its columns again). */
+constexpr std::size_t kRowsPerBlock = std::size_t{1} << 16;
+
 void write_table(hid_t file, const Table& t)
 {
   const std::size_t ncols = t.columns().size();
@@ -66,20 +97,10 @@ void write_table(hid_t file, const Table& t)
   const std::size_t row_size = 8 * ncols;
   // A compound type needs a member: a table without columns becomes an empty int8 dataset.
   H5Handle type(ncols == 0 ? H5Tcopy(H5T_NATIVE_INT8) : H5Tcreate(H5T_COMPOUND, row_size), H5Tclose, "table type");
-  std::vector<unsigned char> data(std::max<std::size_t>(1, rows * row_size));
   for (std::size_t c = 0; c < ncols; c++) {
     const Column& col = t.columns()[c];
-    const std::size_t off = 8 * c;
-    if (auto d = std::get_if<std::vector<double>>(&col.values)) {
-      check(H5Tinsert(type, col.name.c_str(), off, H5T_NATIVE_DOUBLE), "H5Tinsert");
-      for (std::size_t r = 0; r < rows; r++)
-        std::memcpy(&data[r * row_size + off], &(*d)[r], 8);
-    } else {
-      const auto& v = std::get<std::vector<std::int64_t>>(col.values);
-      check(H5Tinsert(type, col.name.c_str(), off, H5T_NATIVE_INT64), "H5Tinsert");
-      for (std::size_t r = 0; r < rows; r++)
-        std::memcpy(&data[r * row_size + off], &v[r], 8);
-    }
+    const bool real = std::holds_alternative<std::vector<double>>(col.values);
+    check(H5Tinsert(type, col.name.c_str(), 8 * c, real ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64), "H5Tinsert");
   }
   hsize_t dims[1] = {rows};
   H5Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose, "dataspace");
@@ -87,8 +108,25 @@ void write_table(hid_t file, const Table& t)
   check(H5Pset_obj_track_times(dcpl, false), "H5Pset_obj_track_times");
   H5Handle ds(H5Dcreate2(file, t.name().c_str(), type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose,
               ("dataset " + t.name()).c_str());
-  if (rows > 0 && ncols > 0)
-    check(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()), "H5Dwrite " + t.name());
+  if (ncols > 0) {
+    std::vector<unsigned char> block(std::min(rows, kRowsPerBlock) * row_size);
+    for (std::size_t first = 0; first < rows; first += kRowsPerBlock) {
+      const std::size_t count = std::min(kRowsPerBlock, rows - first);
+      for (std::size_t c = 0; c < ncols; c++) {
+        const auto& values = t.columns()[c].values;
+        const void* column = std::visit([](const auto& v) -> const void* { return v.data(); }, values);
+        const auto* from = static_cast<const unsigned char*>(column) + 8 * first;
+        for (std::size_t r = 0; r < count; r++)
+          std::memcpy(&block[r * row_size + 8 * c], from + 8 * r, 8);
+      }
+      const hsize_t start[1] = {first};
+      const hsize_t extent[1] = {count};
+      H5Handle memory(H5Screate_simple(1, extent, nullptr), H5Sclose, "block dataspace");
+      check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, extent, nullptr), "H5Sselect_hyperslab");
+      errno = 0;
+      check(H5Dwrite(ds, type, memory, space, H5P_DEFAULT, block.data()), "H5Dwrite " + t.name());
+    }
+  }
   std::string units;
   for (const auto& col : t.columns()) {
     write_string_attribute(ds, "unit:" + col.name, col.unit);
@@ -109,28 +147,43 @@ std::string temp_name(const fs::path& path)
 void write_trace_h5(const std::string& path, const Results& results)
 {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  H5Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose, "file property list");
-  check(H5Pset_obj_track_times(fcpl, false), "H5Pset_obj_track_times");
-  H5Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), H5Fclose, ("file " + path).c_str());
-  write_string_attribute(file, "schema", "simcore-trace/1");
-  for (const auto& t : results.tables())
-    write_table(file, t);
-  check(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+  try {
+    H5Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose, "file property list");
+    check(H5Pset_obj_track_times(fcpl, false), "H5Pset_obj_track_times");
+    H5Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), H5Fclose, ("file " + path).c_str());
+    write_string_attribute(file, "schema", "simcore-trace/1");
+    for (const auto& t : results.tables())
+      write_table(file, t);
+    errno = 0;
+    check(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+    errno = 0;
+    check(file.close(), "H5Fclose"); // what closing writes must reach the disk too
+  } catch (const WriteRefused& refused) {
+    throw InputError(path, std::string("cannot write the file (") + std::strerror(refused.error) +
+                               "); expected a folder with room for it, on a file system that may be written");
+  }
 }
 
-void write_file_atomically(const std::string& path, const std::string& text)
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write)
 {
   const fs::path target = file_to_replace(path);
   const std::string tmp = temp_name(target);
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
+    if (out)
+      write(out);
     out.flush();
+    if (out)
+      out.close(); // writes what the stream still holds
     if (!out) {
+      const int error = errno;
       std::remove(tmp.c_str());
-      // The path is the user's: a folder that does not exist or may not be written.
-      throw InputError(path, "cannot write the file (through " + tmp + "); expected a path in an existing, writable "
-                             "folder");
+      // The path is the user's: a folder that does not exist or may not be written, or a
+      // disk that filled up while it was written.
+      throw InputError(path, "cannot write the file (" + (error ? std::string(std::strerror(error)) + ", " : "") +
+                                 "through " + tmp + "); expected a path in an existing, writable folder with room "
+                                 "for it");
     }
   }
   std::error_code ec;
@@ -139,6 +192,11 @@ void write_file_atomically(const std::string& path, const std::string& text)
     std::remove(tmp.c_str());
     throw InputError(path, "cannot replace the file (" + ec.message() + "); expected a path that may be written");
   }
+}
+
+void write_file_atomically(const std::string& path, const std::string& text)
+{
+  write_file_atomically(path, [&text](std::ostream& out) { out << text; });
 }
 
 void remove_result(const std::string& dir)
@@ -175,35 +233,58 @@ void remove_result(const std::string& dir)
   }
 }
 
+namespace {
+
+/** One table's text, written to `out` a MiB at a time: the text of a table of millions of
+ *  rows takes more memory than its columns. */
+void write_csv_text(std::ostream& out, const Table& table)
+{
+  constexpr std::size_t kBlockBytes = std::size_t{1} << 20;
+  const auto& cols = table.columns();
+  std::string text;
+  text.reserve(kBlockBytes + 4096);
+  for (std::size_t c = 0; c < cols.size(); c++)
+    text += (c ? "," : "") + cols[c].name;
+  text += "\n";
+  char buf[40];
+  for (std::size_t r = 0; r < table.rows() && out; r++) {
+    for (std::size_t c = 0; c < cols.size(); c++) {
+      if (c)
+        text += ",";
+      if (const auto* d = std::get_if<std::vector<double>>(&cols[c].values)) {
+        const double v = (*d)[r];
+        if (std::isnan(v))
+          text += "nan";
+        else {
+          std::snprintf(buf, sizeof buf, "%.17g", v);
+          text += buf;
+        }
+      } else {
+        text += std::to_string(std::get<std::vector<std::int64_t>>(cols[c].values)[r]);
+      }
+    }
+    text += "\n";
+    if (text.size() >= kBlockBytes) {
+      out.write(text.data(), static_cast<std::streamsize>(text.size()));
+      text.clear();
+    }
+  }
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+fs::path write_table_csv(const std::string& dir, const Table& table)
+{
+  const fs::path path = fs::path(dir) / (table.name() + ".csv");
+  write_file_atomically(path.string(), [&table](std::ostream& out) { write_csv_text(out, table); });
+  return path;
+}
+
+} // namespace
+
 void write_tables_csv(const std::string& dir, const Results& results)
 {
-  for (const auto& table : results.tables()) {
-    std::string text;
-    const auto& cols = table.columns();
-    for (std::size_t c = 0; c < cols.size(); c++)
-      text += (c ? "," : "") + cols[c].name;
-    text += "\n";
-    char buf[40];
-    for (std::size_t r = 0; r < table.rows(); r++) {
-      for (std::size_t c = 0; c < cols.size(); c++) {
-        if (c)
-          text += ",";
-        if (const auto* d = std::get_if<std::vector<double>>(&cols[c].values)) {
-          const double v = (*d)[r];
-          if (std::isnan(v))
-            text += "nan";
-          else {
-            std::snprintf(buf, sizeof buf, "%.17g", v);
-            text += buf;
-          }
-        } else {
-          text += std::to_string(std::get<std::vector<std::int64_t>>(cols[c].values)[r]);
-        }
-      }
-      text += "\n";
-    }
-    write_file_atomically((fs::path(dir) / (table.name() + ".csv")).string(), text);
-  }
+  for (const auto& table : results.tables())
+    write_table_csv(dir, table);
 }
 
 void write_results(const std::string& dir, const nlohmann::ordered_json& summary, const Results& results,
@@ -216,24 +297,37 @@ void write_results(const std::string& dir, const nlohmann::ordered_json& summary
   const fs::path summary_path = fs::path(dir) / "summary.json";
   remove_result(dir);
   const fs::path trace_path = file_to_replace((fs::path(dir) / "trace.h5").string());
-  if (with_trace) {
-    const std::string tmp = temp_name(trace_path);
-    try {
-      write_trace_h5(tmp, results);
-    } catch (...) {
-      fs::remove(tmp, ec);
-      throw;
+  std::vector<fs::path> written; // removed again if a later file cannot be written
+  try {
+    if (with_trace) {
+      const std::string tmp = temp_name(trace_path);
+      try {
+        write_trace_h5(tmp, results);
+      } catch (const InputError& e) { // named by the file the user asked for
+        fs::remove(tmp, ec);
+        throw InputError(trace_path.string(), e.detail());
+      } catch (...) {
+        fs::remove(tmp, ec);
+        throw;
+      }
+      fs::rename(tmp, trace_path, ec);
+      if (ec) {
+        fs::remove(tmp, ec);
+        throw InternalError("cannot rename " + tmp + ": " + ec.message());
+      }
+      written.push_back(trace_path);
     }
-    fs::rename(tmp, trace_path, ec);
-    if (ec) {
-      fs::remove(tmp, ec);
-      throw InternalError("cannot rename " + tmp + ": " + ec.message());
-    }
+    if (with_csv)
+      for (const auto& table : results.tables())
+        written.push_back(write_table_csv(dir, table));
+    write_file_atomically(summary_path.string(),
+                          summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  } catch (...) {
+    // A part of a result is no result: without summary.json, the folder holds nothing of this run.
+    for (const auto& file : written)
+      fs::remove(file, ec);
+    throw;
   }
-  if (with_csv)
-    write_tables_csv(dir, results);
-  write_file_atomically(summary_path.string(),
-                        summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
 }
 
 } // namespace simcore

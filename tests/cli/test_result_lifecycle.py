@@ -7,6 +7,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 SIMCORE = os.environ["SIMCORE_BIN"]
 SOURCE = pathlib.Path(os.environ["SIMCORE_SOURCE_DIR"])
 STAR = str(SOURCE / "scenarios" / "master_worker" / "star.xml")
@@ -47,3 +49,59 @@ def test_a_killed_run_leaves_no_result_that_looks_complete(tmp_path):
     assert not (out / "summary.json").exists()
     assert not (out / "trace.h5").exists()
     assert [p for p in out.iterdir() if not p.name.startswith(("summary.json.tmp.", "trace.h5.tmp."))] == []
+
+
+def _run_on_a_small_disk(tmp_path, size, *args):
+    """simcore run with its output on a tmpfs of `size` (e.g. "512k") of its own, in a mount
+    namespace; returns the run and what the output folder held once it ended (the tmpfs goes
+    with the namespace). Skips where no such namespace can be made."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    script = ('mount -t tmpfs -o size="$1" simcore-test "$2" || exit 90; shift 2; "$@"; rc=$?; '
+              'echo "--- listing"; ls -A "$(dirname "$0")/disk/out" 2>/dev/null; exit $rc')
+    for unshare in (["unshare", "-rm"], ["unshare", "-m"]):
+        try:
+            proc = subprocess.run([*unshare, "sh", "-c", script, str(tmp_path / "x"), size, str(disk), SIMCORE,
+                                   "run", *args, "--out", str(disk / "out"), "--quiet"],
+                                  cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        except FileNotFoundError:
+            pytest.skip("no unshare(1) here to give a run a small disk of its own")
+        if "--- listing" in proc.stdout:
+            return proc, proc.stdout.split("--- listing\n", 1)[1].split()
+    pytest.skip(f"no mount namespace with a tmpfs of its own here: {proc.stderr.strip()}")
+
+
+def _star_with_csv(tmp_path):
+    text = pathlib.Path(STAR).read_text().replace('<platform file="../../platforms/star.xml"/>',
+                                                  f'<platform file="{SOURCE}/platforms/star.xml"/>')
+    path = tmp_path / "star_csv.xml"
+    path.write_text(text.replace("</scenario>", '  <output csv="true"/>\n</scenario>'))
+    return str(path)
+
+
+def test_a_full_disk_while_the_trace_is_written_is_reported_and_leaves_nothing(tmp_path):
+    """20,000 tasks make a trace of 0.97 MB, which 512 KiB cannot hold. HDF5's failed write was
+    an internal error (exit 1) without a reason."""
+    proc, left = _run_on_a_small_disk(tmp_path, "512k", _star_with_csv(tmp_path), "--set", "tasks=20000")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().endswith(
+        "/disk/out/trace.h5: cannot write the file (No space left on device); expected a folder with room for it, "
+        "on a file system that may be written"), proc.stderr
+    assert left == []
+
+
+def test_a_full_disk_while_a_table_is_written_removes_the_trace_written_before(tmp_path):
+    """1,500 KiB hold the trace but not tasks.csv (1.7 MB) too. The trace stayed, without a
+    summary.json, as a part of a result; the message did not say the disk was full."""
+    proc, left = _run_on_a_small_disk(tmp_path, "1500k", _star_with_csv(tmp_path), "--set", "tasks=20000")
+    assert proc.returncode == 2, proc.stderr
+    assert "/disk/out/tasks.csv: cannot write the file (No space left on device, through " in proc.stderr
+    assert proc.stderr.strip().endswith("expected a path in an existing, writable folder with room for it")
+    assert left == []
+
+
+def test_a_disk_that_holds_the_result_holds_all_of_it(tmp_path):
+    """The same run with room enough: the check above is not a disk too small for anything."""
+    proc, left = _run_on_a_small_disk(tmp_path, "8m", _star_with_csv(tmp_path), "--set", "tasks=20000")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(left) == ["summary.json", "tasks.csv", "trace.h5", "workers.csv"]

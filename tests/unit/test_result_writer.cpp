@@ -9,10 +9,14 @@
 #include "simcore/result_writer.hpp"
 
 #include <hdf5.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -266,4 +270,124 @@ TEST_CASE("write_results: a table without columns", "[writer]")
   CHECK(read_string_attribute(ds, "units") == "");
   H5Dclose(ds);
   H5Fclose(file);
+}
+
+namespace {
+
+constexpr std::size_t kLargeRows = 1'000'003; // 15 blocks of 65,536 rows and a part of one
+
+double large_time(std::size_t r) { return 0.1 * static_cast<double>(r) + 1.0 / 3.0; }
+std::int64_t large_bytes(std::size_t r) { return static_cast<std::int64_t>(r * r % 1000003) - 7; }
+
+/** High-water mark of this process's resident memory, in bytes. */
+long peak_resident_bytes()
+{
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss * 1024L;
+}
+
+} // namespace
+
+TEST_CASE("write_results: a large table is written in blocks, not through a copy of itself", "[writer]")
+{
+  // 1,000,003 rows of 4 columns: 32 MB of values, 48 MB of CSV text. Writing them through
+  // a copy of the table (HDF5) and the whole text (CSV) took as much again; in blocks, the
+  // writing takes a few MiB whatever the table's size.
+  TempDir tmp("large");
+  const fs::path out = tmp.path / "run";
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) { // a child of its own: its high-water mark is this table's, not other tests'
+    ::close(fds[0]);
+    long growth = -1;
+    try {
+      std::vector<double> time(kLargeRows), nan_or_half(kLargeRows);
+      std::vector<std::int64_t> bytes(kLargeRows), row(kLargeRows);
+      for (std::size_t r = 0; r < kLargeRows; r++) {
+        time[r] = large_time(r);
+        nan_or_half[r] = r % 2 ? 0.5 : std::nan("");
+        bytes[r] = large_bytes(r);
+        row[r] = static_cast<std::int64_t>(r);
+      }
+      simcore::Results results;
+      results.add_table("large", "one row per step")
+          .add_column("row", "", std::move(row))
+          .add_column("time", "s", std::move(time))
+          .add_column("bytes", "B", std::move(bytes))
+          .add_column("half", "", std::move(nan_or_half));
+      H5open(); // the library's own set-up is not the writing's
+      const long before = peak_resident_bytes();
+      simcore::write_results(out.string(), sample_summary(), results, true, true);
+      growth = peak_resident_bytes() - before;
+    } catch (...) {
+    }
+    const ssize_t written = ::write(fds[1], &growth, sizeof growth);
+    ::_exit(written == sizeof growth ? 0 : 1);
+  }
+  ::close(fds[1]);
+  long growth = -1;
+  const ssize_t got = ::read(fds[0], &growth, sizeof growth);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(got == sizeof growth);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(growth >= 0);
+  INFO("writing took " << growth / 1024 << " KiB beyond the results' own memory");
+  CHECK(growth < 12L * 1024 * 1024);
+
+  // Every block in its place: rows at the blocks' edges and the last one.
+  hid_t file = H5Fopen((out / "trace.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  hid_t ds = H5Dopen2(file, "large", H5P_DEFAULT);
+  REQUIRE(ds >= 0);
+  hid_t space = H5Dget_space(ds);
+  hsize_t dims[1] = {0};
+  H5Sget_simple_extent_dims(space, dims, nullptr);
+  CHECK(dims[0] == kLargeRows);
+  struct Row {
+    std::int64_t row;
+    double time;
+    std::int64_t bytes;
+    double half;
+  };
+  hid_t type = H5Dget_type(ds);
+  for (const std::size_t r : {std::size_t{0}, std::size_t{65535}, std::size_t{65536}, std::size_t{131072},
+                              kLargeRows - 1}) {
+    const hsize_t start[1] = {r};
+    const hsize_t one[1] = {1};
+    REQUIRE(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, one, nullptr) >= 0);
+    hid_t memory = H5Screate_simple(1, one, nullptr);
+    Row value{};
+    REQUIRE(H5Dread(ds, type, memory, space, H5P_DEFAULT, &value) >= 0);
+    H5Sclose(memory);
+    CHECK(value.row == static_cast<std::int64_t>(r));
+    CHECK(value.time == large_time(r));
+    CHECK(value.bytes == large_bytes(r));
+    CHECK((r % 2 ? value.half == 0.5 : std::isnan(value.half)));
+  }
+  H5Tclose(type);
+  H5Sclose(space);
+  H5Dclose(ds);
+  H5Fclose(file);
+
+  std::ifstream csv(out / "large.csv", std::ios::binary);
+  std::string line;
+  std::size_t lines = 0;
+  std::getline(csv, line);
+  CHECK(line == "row,time,bytes,half");
+  std::size_t r = 0;
+  for (; std::getline(csv, line); r++) {
+    if (r == 65535 || r == 65536 || r == kLargeRows - 1) {
+      char time[40];
+      std::snprintf(time, sizeof time, "%.17g", large_time(r));
+      CHECK(line == std::to_string(r) + "," + time + "," + std::to_string(large_bytes(r)) + "," +
+                        (r % 2 ? "0.5" : "nan"));
+    }
+    lines++;
+  }
+  CHECK(lines == kLargeRows);
 }

@@ -5,21 +5,30 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+#include <ostream>
 #include <string>
 
 namespace simcore {
 
 /** Writes each table of `results` as a compound HDF5 dataset (one field per column, units
  *  in the dataset attribute "units" and per-field attributes "unit:<column>"). The file is
- *  byte-identical for identical results (no timestamps). */
+ *  byte-identical for identical results (no timestamps). Rows are written 65,536 at a time:
+ *  the memory it takes beyond the results' own is a few MiB, whatever their size. */
 void write_trace_h5(const std::string& path, const Results& results);
 
 /** Writes each table of `results` as `dir`/<table>.csv: a header of column names, then one
- *  line per row (17 significant digits, "nan" for missing values), each file atomically. */
+ *  line per row (17 significant digits, "nan" for missing values), each file atomically and
+ *  a MiB of text at a time. */
 void write_tables_csv(const std::string& dir, const Results& results);
 
 /** Writes `text` to `path` through a temporary file in the same folder and a rename. */
 void write_file_atomically(const std::string& path, const std::string& text);
+
+/** The same, where `write` writes the text to the temporary file's stream as it makes it
+ *  (a large file needs no copy of its whole text in memory). A stream that fails, while or
+ *  after `write` writes to it, leaves no file (InputError at `path`). */
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 /** Removes summary.json and trace.h5 from `dir`, if there. */
 void remove_result(const std::string& dir);
