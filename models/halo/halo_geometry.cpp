@@ -63,11 +63,13 @@ std::string check_decomposition(const Grid& grid, const HaloSpec& spec)
   for (int d = 0; d < 3; d++) {
     if (grid.procs[d] > grid.cells[d])
       return std::string("the process grid has ") + std::to_string(grid.procs[d]) + " ranks along " + names[d] +
-             " but the grid only " + std::to_string(grid.cells[d]) + " cells";
+             " but the grid only " + std::to_string(grid.cells[d]) + " cells; expected at least one cell a rank along " +
+             names[d];
     const std::int64_t narrowest = grid.cells[d] / grid.procs[d];
     if ((grid.procs[d] > 1 || grid.periodic[d]) && narrowest < spec.width)
       return std::string("ranks own as few as ") + std::to_string(narrowest) + " cells along " + names[d] +
-             ", fewer than the halo width " + std::to_string(spec.width);
+             ", fewer than the halo width " + std::to_string(spec.width) + "; expected a halo width of at most " +
+             std::to_string(narrowest) + ", or more cells a rank along " + names[d];
   }
   // Byte counts are int64 sums over the ranks' faces: a grid of 1e12 x 1e12 x 1e11 cells
   // wrapped them to negative bytes, exit 0. 2^53 bytes (9 PB) also keeps them exact as doubles.

@@ -125,11 +125,13 @@ TEST_CASE("halo: decompositions that cannot hold the halo are refused", "[halo][
   HaloSpec s{Stencil::Point7, 2, 1, 8};
   CHECK(halo::check_decomposition(Grid{{8, 8, 8}, {2, 2, 2}, {false, false, false}}, s).empty());
   CHECK(halo::check_decomposition(Grid{{3, 8, 8}, {4, 1, 1}, {false, false, false}}, s) ==
-        "the process grid has 4 ranks along x but the grid only 3 cells");
+        "the process grid has 4 ranks along x but the grid only 3 cells; expected at least one cell a rank along x");
   CHECK(halo::check_decomposition(Grid{{8, 3, 8}, {1, 2, 1}, {false, false, false}}, s) ==
-        "ranks own as few as 1 cells along y, fewer than the halo width 2");
+        "ranks own as few as 1 cells along y, fewer than the halo width 2; expected a halo width of at most 1, or "
+        "more cells a rank along y");
   CHECK(halo::check_decomposition(Grid{{8, 8, 1}, {1, 1, 1}, {false, false, true}}, s) ==
-        "ranks own as few as 1 cells along z, fewer than the halo width 2");
+        "ranks own as few as 1 cells along z, fewer than the halo width 2; expected a halo width of at most 1, or "
+        "more cells a rank along z");
   // Byte counts are int64 sums: 1e12 x 1e12 x 1e11 cells gave negative bytes (exit 0). The
   // bound is 2^53 bytes: 2^50 cells of 8 bytes pass, one more z plane does not.
   CHECK(halo::check_decomposition(Grid{{1 << 20, 1 << 20, 1 << 10}, {1, 1, 1}, {false, false, false}}, s).empty());
