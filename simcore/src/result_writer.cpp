@@ -63,15 +63,21 @@ bool refused_by_the_system(int error)
   return error == ENOSPC || error == EDQUOT || error == EFBIG || error == EROFS || error == EIO;
 }
 
-/** A failed HDF5 call is simcore's failure, unless the system refused a write (WriteRefused:
- *  the user's disk, the user's to free). The caller sets errno to 0 before the call. */
+/** A failed HDF5 call is simcore's failure. */
 void check(herr_t rc, const std::string& what)
 {
-  if (rc >= 0)
-    return;
-  if (refused_by_the_system(errno))
+  if (rc < 0)
+    throw InternalError("HDF5: " + what + " failed");
+}
+
+/** The same for a call that writes to the file, unless the system refused the write
+ *  (WriteRefused: the user's disk, the user's to free). The caller sets errno to 0 before
+ *  the call. */
+void check_write(herr_t rc, const std::string& what)
+{
+  if (rc < 0 && refused_by_the_system(errno))
     throw WriteRefused{errno};
-  throw InternalError("HDF5: " + what + " failed");
+  check(rc, what);
 }
 
 void write_string_attribute(hid_t obj, const std::string& name, const std::string& value)
@@ -124,7 +130,7 @@ void write_table(hid_t file, const Table& t)
       H5Handle memory(H5Screate_simple(1, extent, nullptr), H5Sclose, "block dataspace");
       check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, extent, nullptr), "H5Sselect_hyperslab");
       errno = 0;
-      check(H5Dwrite(ds, type, memory, space, H5P_DEFAULT, block.data()), "H5Dwrite " + t.name());
+      check_write(H5Dwrite(ds, type, memory, space, H5P_DEFAULT, block.data()), "H5Dwrite " + t.name());
     }
   }
   std::string units;
@@ -155,9 +161,9 @@ void write_trace_h5(const std::string& path, const Results& results)
     for (const auto& t : results.tables())
       write_table(file, t);
     errno = 0;
-    check(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
+    check_write(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
     errno = 0;
-    check(file.close(), "H5Fclose"); // what closing writes must reach the disk too
+    check_write(file.close(), "H5Fclose"); // what closing writes must reach the disk too
   } catch (const WriteRefused& refused) {
     throw InputError(path, std::string("cannot write the file (") + std::strerror(refused.error) +
                                "); expected a folder with room for it, on a file system that may be written");
@@ -272,11 +278,12 @@ void write_csv_text(std::ostream& out, const Table& table)
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
 }
 
+/** Writes `dir`/<table>.csv; returns the file written (where a link led). */
 fs::path write_table_csv(const std::string& dir, const Table& table)
 {
-  const fs::path path = fs::path(dir) / (table.name() + ".csv");
-  write_file_atomically(path.string(), [&table](std::ostream& out) { write_csv_text(out, table); });
-  return path;
+  const std::string path = (fs::path(dir) / (table.name() + ".csv")).string();
+  write_file_atomically(path, [&table](std::ostream& out) { write_csv_text(out, table); });
+  return file_to_replace(path);
 }
 
 } // namespace

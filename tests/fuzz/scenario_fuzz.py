@@ -33,7 +33,9 @@ take past it).
 Anything else is flagged: signal, exit1, timeout, exit2-no-location, exit2-no-expected,
 noise (several stderr lines, or stderr output on success), no-summary, other. A timeout of a
 case that set a count (an integer parameter or list element) to >= 1e5 is reported as `slow`,
-not flagged. Flagged cases are grouped by a normalised message.
+not flagged; so is the timeout of a run whose counts grew by a factor that, times the run time
+of its seed scenario (measured once), reaches half the timeout (e.g. halo iterations 10 -> 324
+on a seed of 1.2 s: 39 s expected, a valid run that outlasts 30 s). Flagged cases are grouped by a normalised message.
 
 Only the standard library; the same --seed gives the same cases byte for byte (--dump DIR
 writes them without running anything).
@@ -472,6 +474,8 @@ class Case:
         self.labels = []         # one per mutation
         self.notes = []          # details (aux files)
         self.counts = []         # (name, value) counts set >= SLOW_COUNT
+        self.growth = {}         # count name -> its value over the seed's (integers and lists)
+        self.slow_estimate = None  # seconds the run was expected to take, where that explains a timeout
         self.out_arg = False     # pass --out out (else the scenario's <output dir>)
         self.out_dir = "out"
         self.data = None
@@ -488,6 +492,12 @@ class Case:
     def note_count(self, spec, value):
         if spec.get("type") not in ("integer", "integer list"):
             return
+        grown = count_product(value)
+        node = next((p for p in self.seed.tree.elements() if p.tag == "param"
+                     and ET_unesc(p.get("name") or "") == spec["name"]), None)
+        was = count_product(ET_unesc(node.get("value") or "") if node is not None else str(spec.get("default") or ""))
+        if grown is not None and was:
+            self.growth[spec["name"]] = grown / was
         for part in re.split(r"[,x]", value):
             try:
                 if float(part) >= SLOW_COUNT:
@@ -500,6 +510,52 @@ class Case:
 def short(v, n=40):
     r = repr(v)
     return r if len(r) <= n else repr(v[: n - 12]) + f"...({len(v)} chars)"
+
+
+def count_product(value):
+    """The product of a count's parts ("324", "64,64,64", "2x2x1"); None unless all are positive numbers."""
+    product = 1.0
+    for part in re.split(r"[,x]", value.strip()):
+        try:
+            number = float(part)
+        except ValueError:
+            return None
+        if not number > 0 or number == float("inf"):
+            return None
+        product *= number
+    return product
+
+
+SEED_SECONDS = {}
+SEED_LOCK = threading.Lock()
+
+
+def seed_seconds(seed, args):
+    """The wall time of `simcore run` of the seed scenario as shipped, measured once (None where
+    it does not end well within the timeout)."""
+    with SEED_LOCK:
+        if seed.rel in SEED_SECONDS:
+            return SEED_SECONDS[seed.rel]
+        d = tempfile.mkdtemp(prefix="seed-")
+        try:
+            res = run_command([args.bin, "run", os.path.join(args.source, seed.rel), "--out", "out", "--quiet",
+                               "--max-memory", args.max_memory], d, args.timeout, stdout=False)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        SEED_SECONDS[seed.rel] = res["seconds"] if res["rc"] == 0 and not res["timeout"] else None
+        return SEED_SECONDS[seed.rel]
+
+
+def expected_seconds(case, args):
+    """What the case's run should take if time grows with its counts: the seed's time times the
+    product of the counts' growth (where they grew)."""
+    factor = 1.0
+    for ratio in case.growth.values():
+        factor *= max(1.0, ratio)
+    if factor <= 1.0:
+        return None
+    seconds = seed_seconds(case.seed, args)
+    return None if seconds is None else seconds * factor
 
 
 def m_param(case, rng):
@@ -998,7 +1054,7 @@ MEMORY = re.compile(r"^[^:]+: the run (took .* of memory, past|needs at least .*
 
 def classify(res, stage, case, cwd):
     if res["timeout"]:
-        return "slow" if case.counts else "timeout"
+        return "slow" if case.counts or (stage == "run" and case.slow_estimate) else "timeout"
     failed, lines = failure_class(res)
     if failed:
         return failed
@@ -1053,6 +1109,10 @@ def run_case(case, args, root):
         if res["rc"] == 0 and not res["timeout"]:
             cmd = [args.bin, "run", SCENARIO] + case.args + (["--out", "out"] if case.out_arg else []) + ["--quiet"] + mm
             res = run_cmd(cmd, d, args.timeout)
+            if res["timeout"] and not case.counts:
+                expected = expected_seconds(case, args)
+                if expected is not None and expected >= 0.5 * args.timeout:
+                    case.slow_estimate = expected
             cls = classify(res, "run", case, d)
             stages.append(("run", cls, res))
         flagged = [s for s in stages if s[1] in FLAGGED]
@@ -1069,7 +1129,8 @@ def run_case(case, args, root):
                 if case.counts:
                     f.write(f"counts >= {SLOW_COUNT:g}: {case.counts}\n")
                 f.write(stages_report(stages, dest))
-        return {"n": case.n, "labels": case.labels, "counts": case.counts, "seed": case.seed.rel,
+        return {"n": case.n, "labels": case.labels, "counts": case.counts, "slow_estimate": case.slow_estimate,
+                "seed": case.seed.rel,
                 "stages": stage_summaries(stages, lambda r, c: normalise(r, c, case) if c in FLAGGED or c == "refused"
                                           else None)}
     finally:
@@ -1184,9 +1245,11 @@ def main():
         if v or rr:
             print(f"{cls:20} {v:9} {rr:6}{'   <- flagged' if cls in FLAGGED else ''}")
     if slow:
-        print(f"\nslow (timed out with a count >= {SLOW_COUNT:g}; not flagged): {len(slow)}")
+        print(f"\nslow (timed out with a count >= {SLOW_COUNT:g}, or counts that grew the seed's run time past "
+              f"half the timeout; not flagged): {len(slow)}")
         for r, stage in slow[:10]:
-            print(f"  case {r['n']} [{stage}] {r['seed']}: {'; '.join(r['labels'])[:150]}")
+            why = f" (expected {r['slow_estimate']:.0f} s)" if r.get("slow_estimate") else ""
+            print(f"  case {r['n']} [{stage}] {r['seed']}: {'; '.join(r['labels'])[:150]}{why}")
     nflag = sum(1 for r in results.values() if any(c in FLAGGED for _, c, _ in r["stages"]))
     if args.show_refused:
         refused = collections.Counter(f"[{stage}] {info['key']}" for r in results.values()
