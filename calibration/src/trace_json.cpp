@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -189,6 +191,12 @@ Trace trace_from_json_text(const std::string& text, const std::string& where)
 
 namespace {
 
+/** " (No space left on device)" for an errno; empty for 0. */
+std::string reason(int error)
+{
+  return error ? std::string(" (") + std::strerror(error) + ")" : std::string();
+}
+
 Trace trace_from_json(const json& root, const std::string& where)
 {
   if (!root.is_object())
@@ -229,21 +237,28 @@ void write_trace_json(const std::string& path, const Trace& trace)
   const std::filesystem::path target = simcore::file_to_replace(path);
   const std::string tmp = target.string() + ".tmp." + std::to_string(getpid());
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary);
     if (!out)
-      throw simcore::InputError(path, "cannot create the trace file; expected a writable path");
+      throw simcore::InputError(path, "cannot create the trace file" + reason(errno) + "; expected a writable path");
     out << text;
     out.close();
     if (!out) {
-      std::filesystem::remove(tmp);
-      throw simcore::InputError(path, "cannot write the trace file");
+      const int error = errno;
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      throw simcore::InputError(path, "cannot write the trace file" + reason(error) +
+                                          "; expected a folder with room for its " + std::to_string(text.size()) +
+                                          " bytes");
     }
   }
   std::error_code ec;
   std::filesystem::rename(tmp, target, ec);
   if (ec) {
-    std::filesystem::remove(tmp);
-    throw simcore::InputError(path, "cannot write the trace file (" + ec.message() + ")");
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw simcore::InputError(path, "cannot write the trace file (" + ec.message() +
+                                        "); expected a path that may be replaced");
   }
 }
 

@@ -3,6 +3,7 @@ naming the object, profiles that never replace a trace."""
 
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -10,7 +11,9 @@ import h5py
 import numpy as np
 import pytest
 
-from calibration_test_support import (
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests" / "support"))
+from small_disk import run_on_small_disk  # noqa: E402
+from calibration_test_support import (  # noqa: E402
     BIN, POWERS, ROOT, SIMCORE, calibrate, cuda_trace_as_the_device_writes_it, fitted, pingpong_law, refused,
     synthetic_trace, two_segment_law, write_synthetic_dgemm, write_synthetic_hash, write_synthetic_network,
     write_synthetic_pingpong, write_synthetic_stencil, write_synthetic_stream)
@@ -329,6 +332,23 @@ def test_trace_convert_never_overwrites(tmp_path):
     res = subprocess.run([str(BIN / "calib_trace_convert"), str(src), "-o", str(out)], capture_output=True, text=True)
     assert res.returncode == 2 and "exists already" in res.stderr
     assert out.read_text() == "kept"
+
+
+def test_a_full_disk_is_named_and_leaves_no_part_of_a_file(tmp_path):
+    """A JSON trace of 1 MB on a disk of 64 KiB, a profile of 32 kB on one of 8 KiB. calib_trace_convert said "cannot
+    write the trace file" and nothing of why or what was expected; `simcore calibrate` named no
+    reason either. Nothing, not even a temporary file, stays behind."""
+    trace = ROOT / "calibration" / "traces" / "vm" / "pingpong-intra.h5"
+    res, left = run_on_small_disk(tmp_path, "64k", [BIN / "calib_trace_convert", trace, "-o", "{disk}/t.json"])
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.strip().endswith("/disk/t.json: cannot write the trace file (No space left on device); "
+                                       "expected a folder with room for its 1001821 bytes"), res.stderr
+    assert left == []
+    traces = sorted((ROOT / "calibration" / "traces" / "vm").glob("*.h5"))  # a profile of 32 kB
+    res, left = run_on_small_disk(tmp_path, "8k", [SIMCORE, "calibrate", *traces, "-o", "{disk}/p.json"])
+    assert res.returncode == 2, res.stderr
+    assert "/disk/p.json: cannot write the file (No space left on device, through " in res.stderr
+    assert left == []
 
 
 def test_an_output_in_a_missing_folder_is_bad_input(tmp_path):

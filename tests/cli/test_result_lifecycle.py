@@ -5,9 +5,13 @@ import os
 import pathlib
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tests" / "support"))
+from small_disk import run_on_small_disk  # noqa: E402
 
 SIMCORE = os.environ["SIMCORE_BIN"]
 SOURCE = pathlib.Path(os.environ["SIMCORE_SOURCE_DIR"])
@@ -52,23 +56,10 @@ def test_a_killed_run_leaves_no_result_that_looks_complete(tmp_path):
 
 
 def _run_on_a_small_disk(tmp_path, size, *args):
-    """simcore run with its output on a tmpfs of `size` (e.g. "512k") of its own, in a mount
-    namespace; returns the run and what the output folder held once it ended (the tmpfs goes
-    with the namespace). Skips where no such namespace can be made."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    script = ('mount -t tmpfs -o size="$1" simcore-test "$2" || exit 90; shift 2; "$@"; rc=$?; '
-              'echo "--- listing"; ls -A "$(dirname "$0")/disk/out" 2>/dev/null; exit $rc')
-    for unshare in (["unshare", "-rm"], ["unshare", "-m"]):
-        try:
-            proc = subprocess.run([*unshare, "sh", "-c", script, str(tmp_path / "x"), size, str(disk), SIMCORE,
-                                   "run", *args, "--out", str(disk / "out"), "--quiet"],
-                                  cwd=tmp_path, capture_output=True, text=True, timeout=120)
-        except FileNotFoundError:
-            pytest.skip("no unshare(1) here to give a run a small disk of its own")
-        if "--- listing" in proc.stdout:
-            return proc, proc.stdout.split("--- listing\n", 1)[1].split()
-    pytest.skip(f"no mount namespace with a tmpfs of its own here: {proc.stderr.strip()}")
+    """simcore run with its output folder on a disk of `size`; the run, and what it left there."""
+    proc, left = run_on_small_disk(tmp_path, size, [SIMCORE, "run", *args, "--out", "{disk}/out", "--quiet"],
+                                   cwd=tmp_path)
+    return proc, [p[len("out/"):] for p in left if p.startswith("out/")]
 
 
 def _star_with_csv(tmp_path):
