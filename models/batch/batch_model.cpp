@@ -43,6 +43,10 @@ class BatchModel : public simcore::Model {
 public:
   void setup(simcore::SimContext& ctx) override;
   simcore::MemoryNeed memory_need(const simcore::SimContext& ctx) const override;
+  std::vector<simcore::TableSize> table_sizes(const simcore::SimContext&) const override
+  {
+    return {{"jobs", static_cast<std::uint64_t>(workload_.jobs.size()), 15}};
+  }
   void report(const simcore::SimContext& ctx, simcore::Results& results) override;
 
 private:

@@ -22,6 +22,10 @@ public:
     engine_->start(ctx);
   }
   simcore::MemoryNeed memory_need(const simcore::SimContext&) const override { return engine_->memory_need(); }
+  std::vector<simcore::TableSize> table_sizes(const simcore::SimContext&) const override
+  {
+    return engine_->table_sizes();
+  }
   void report(const simcore::SimContext&, simcore::Results& results) override { engine_->report(results); }
 
 private:

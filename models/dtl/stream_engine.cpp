@@ -231,21 +231,36 @@ void StreamEngine::put_file(std::size_t s, std::int64_t rank, std::int64_t k, Op
       channels_[ci].ready->release();
 }
 
-simcore::MemoryNeed StreamEngine::memory_need() const
+StreamEngine::RowCounts StreamEngine::row_counts() const
 {
-  // In doubles: the counts are the scenario's to choose, their product may pass 2^64.
-  double operations = 0, groups = 0; // groups: rows of the transactions table
+  RowCounts rows; // groups: rows of the transactions table
   for (const auto& st : w_.streams) {
     const std::int64_t n = st.transactions(w_.steps);
-    operations += static_cast<double>(n) * static_cast<double>(w_.sim.ranks);
-    groups += static_cast<double>(n);
+    rows.operations += static_cast<double>(n) * static_cast<double>(w_.sim.ranks);
+    rows.groups += static_cast<double>(n);
     for (const auto& rd : st.readers) {
       const std::int64_t last = rd.last < 0 ? n - 1 : std::min(rd.last, n - 1);
       const double read = last >= rd.first ? static_cast<double>((last - rd.first) / rd.every + 1) : 0;
-      operations += read * static_cast<double>(rd.app.ranks);
-      groups += read;
+      rows.operations += read * static_cast<double>(rd.app.ranks);
+      rows.groups += read;
     }
   }
+  return rows;
+}
+
+std::vector<simcore::TableSize> StreamEngine::table_sizes() const
+{
+  const auto whole = [](double rows) { return rows >= 1.8e19 ? UINT64_MAX : static_cast<std::uint64_t>(rows); };
+  const RowCounts rows = row_counts();
+  std::uint64_t readers = 0;
+  for (const auto& st : w_.streams)
+    readers += st.readers.size();
+  return {{"transactions", whole(rows.groups), 12}, {"operations", whole(rows.operations), 9}, {"readers", readers, 5}};
+}
+
+simcore::MemoryNeed StreamEngine::memory_need() const
+{
+  const auto [operations, groups] = row_counts();
   // Each operation: its record, report()'s sorted copy and its row of the operations table
   // (9 columns of 8 B). Each group: its row of the transactions table (12 columns).
   const double per_operation = 2 * sizeof(Operation) + 9 * 8, per_group = 12 * 8;

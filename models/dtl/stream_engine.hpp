@@ -49,8 +49,18 @@ public:
    *  rank, stream and transaction it puts or gets), the two copies report() makes of them, and
    *  the transactions table. */
   simcore::MemoryNeed memory_need() const;
+  /** The operations, transactions and readers tables report() writes, with their rows. */
+  std::vector<simcore::TableSize> table_sizes() const;
 
 private:
+  /** Rows of the operations and transactions tables, counted from the workflow (in doubles:
+   *  the counts are the scenario's to choose, their product may pass 2^64). */
+  struct RowCounts {
+    double operations = 0;
+    double groups = 0;
+  };
+  RowCounts row_counts() const;
+
   struct Channel {
     std::size_t stream;
     std::size_t reader;

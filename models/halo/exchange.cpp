@@ -857,4 +857,11 @@ simcore::MemoryNeed Exchange::memory_need() const
               " B)"};
 }
 
+std::vector<simcore::TableSize> Exchange::table_sizes() const
+{
+  return {{"iterations", static_cast<std::uint64_t>(s_.iterations), 4},
+          {"ranks", static_cast<std::uint64_t>(s_.grid.ranks()), 5},
+          {"classes", plan_.classes.size(), 5}};
+}
+
 } // namespace halo

@@ -30,6 +30,8 @@ public:
   void report(const simcore::SimContext& ctx, simcore::Results& results) const;
   /** What report() is sure to take for its iterations table (the rest is per rank, as setup's). */
   simcore::MemoryNeed memory_need() const;
+  /** The iterations, ranks and classes tables report() writes, with their rows. */
+  std::vector<simcore::TableSize> table_sizes() const;
 
 private:
   struct Channels {

@@ -279,6 +279,10 @@ public:
     exchange_->start(ctx);
   }
   simcore::MemoryNeed memory_need(const simcore::SimContext&) const override { return exchange_->memory_need(); }
+  std::vector<simcore::TableSize> table_sizes(const simcore::SimContext&) const override
+  {
+    return exchange_->table_sizes();
+  }
   void report(const simcore::SimContext& ctx, simcore::Results& results) override { exchange_->report(ctx, results); }
 
 private:

@@ -7,6 +7,7 @@
 #include "simcore/model_registry.hpp"
 #include "simcore/network_factors.hpp"
 #include "simcore/platform.hpp"
+#include "simcore/disk_room.hpp"
 #include "simcore/result_writer.hpp"
 #include "simcore/results.hpp"
 #include "simcore/sim_context.hpp"
@@ -320,6 +321,16 @@ MemoryNeed require_memory(const Prepared& p, const MemoryGuard& guard)
   return need;
 }
 
+/** A run whose result files are sure not to fit on the output folder's disk is refused now,
+ *  not when it has ended. */
+std::pair<DiskNeed, std::vector<TableSize>> require_disk(const Prepared& p, const Scenario& scenario)
+{
+  std::vector<TableSize> tables = p.model->table_sizes(*p.ctx);
+  const DiskNeed need = result_disk_need(tables, scenario.write_trace(), scenario.write_csv());
+  require_disk_room(scenario.output_dir(), scenario.output_origin(), need, tables);
+  return {need, std::move(tables)};
+}
+
 } // namespace
 
 void validate_scenario(const Scenario& scenario, const RunOptions& options)
@@ -329,6 +340,7 @@ void validate_scenario(const Scenario& scenario, const RunOptions& options)
   Prepared p;
   prepare(p, scenario, options);
   require_memory(p, *guard);
+  require_disk(p, scenario);
   NetworkFactors::check_self_routes(); // what a run checks when it starts
 }
 
@@ -341,6 +353,7 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   prepare(p, scenario, options);
   const std::uint64_t set_up_memory = resident_memory_bytes();
   const MemoryNeed need = require_memory(p, *guard);
+  const auto [disk_need, table_sizes] = require_disk(p, scenario);
   // From here on the folder must not show the previous run's result as if it were this one's.
   remove_result(scenario.output_dir());
   auto& engine = *p.engine;
@@ -433,6 +446,9 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   summary["peak_memory_bytes"] = peak_memory_bytes();
   summary["set_up_memory_bytes"] = set_up_memory;
   summary["memory_need"] = {{"bytes", need.bytes}, {"what", need.what}};
+  summary["disk_need"] = {{"bytes", disk_need.bytes}, {"what", disk_need.what}, {"tables", nlohmann::ordered_json::array()}};
+  for (const auto& t : table_sizes)
+    summary["disk_need"]["tables"].push_back({{"name", t.name}, {"rows", t.rows}, {"columns", t.columns}});
   if (guard->limit_bytes() > 0)
     summary["memory_limit_bytes"] = guard->limit_bytes();
   else

@@ -86,6 +86,11 @@ public:
             "the tasks table (" + std::to_string(tasks_) + " tasks x " + std::to_string(per_task) + " B)"};
   }
 
+  std::vector<simcore::TableSize> table_sizes(const simcore::SimContext&) const override
+  {
+    return {{"tasks", static_cast<std::uint64_t>(tasks_), 6}, {"workers", workers_.size(), 3}};
+  }
+
   void report(const simcore::SimContext&, simcore::Results& results) override
   {
     const double makespan = *std::max_element(compute_end_.begin(), compute_end_.end());
