@@ -394,19 +394,51 @@ void load_platform(simgrid::s4u::Engine& engine, const std::string& path)
     throw InputError(path, "the platform holds no host; expected at least one <host> (or a <cluster> of one or more)");
 }
 
-std::map<std::string, std::string> hosts_with_speed_profile(const std::string& path)
-{
-  std::map<std::string, std::string> out;
+namespace {
+
+/** A platform file read again for a question about it: its document and its text. */
+struct PlatformText {
   pugi::xml_document doc;
-  if (!doc.load_file(path.c_str()))
-    return out;
-  std::ifstream in(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto at = [&](const pugi::xml_node& n, const char* what) {
+  std::string text;
+  bool loaded = false;
+  explicit PlatformText(const std::string& path)
+  {
+    if (!doc.load_file(path.c_str()))
+      return;
+    std::ifstream in(path, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    loaded = true;
+  }
+  /** "FILE:LINE (what)" of a node. */
+  std::string at(const std::string& path, const pugi::xml_node& n, const std::string& what) const
+  {
     const auto offset = static_cast<std::size_t>(std::max<std::ptrdiff_t>(n.offset_debug(), 0));
     const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(std::min(offset, text.size())), '\n');
     return path + ":" + std::to_string(line) + " (" + what + ")";
-  };
+  }
+};
+
+} // namespace
+
+std::string platform_config_origin(const std::string& path, const std::string& name)
+{
+  const PlatformText platform(path);
+  if (!platform.loaded)
+    return "";
+  std::string origin; // the last one, as SimGrid reads them in order
+  for (const auto& prop : platform.doc.select_nodes("//config/prop"))
+    if (prop.node().attribute("id").value() == name)
+      origin = platform.at(path, prop.node(), "<prop id=\"" + name + "\">");
+  return origin;
+}
+
+std::map<std::string, std::string> hosts_with_speed_profile(const std::string& path)
+{
+  std::map<std::string, std::string> out;
+  const PlatformText platform(path);
+  if (!platform.loaded)
+    return out;
+  const auto at = [&](const pugi::xml_node& n, const char* what) { return platform.at(path, n, what); };
   std::function<void(const pugi::xml_node&)> visit = [&](const pugi::xml_node& n) {
     for (const auto& c : n.children()) {
       const std::string tag = c.name();
@@ -420,7 +452,7 @@ std::map<std::string, std::string> hosts_with_speed_profile(const std::string& p
       visit(c);
     }
   };
-  visit(doc);
+  visit(platform.doc);
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "simcore/runner.hpp"
 #include "simcore/calibration_profile.hpp"
+#include "simcore/disk_room.hpp"
 #include "simcore/error.hpp"
 #include "simcore/file_to_replace.hpp"
 #include "simcore/memory_guard.hpp"
@@ -7,7 +8,6 @@
 #include "simcore/model_registry.hpp"
 #include "simcore/network_factors.hpp"
 #include "simcore/platform.hpp"
-#include "simcore/disk_room.hpp"
 #include "simcore/result_writer.hpp"
 #include "simcore/results.hpp"
 #include "simcore/sim_context.hpp"
@@ -15,6 +15,7 @@
 #include "default_child_signal.hpp"
 
 #include <simgrid/Exception.hpp>
+#include <xbt/config.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/version.h>
 #include <xbt/log.h>
@@ -312,6 +313,27 @@ void prepare(Prepared& p, const Scenario& scenario, const RunOptions& options)
   p.model->setup(*p.ctx);
 }
 
+/** Where the SimGrid configuration item `name` was set: the last of the profile, the scenario's
+ *  <config>, --cfg, which SimGrid takes before the platform's own <config>; else the
+ *  platform's item; else the platform file. */
+std::string config_origin(const std::string& name, const Prepared& p, const Scenario& scenario,
+                          const RunOptions& options)
+{
+  std::string origin;
+  for (const auto& [k, v] : p.profile.config())
+    if (k == name)
+      origin = p.profile.path();
+  for (const auto& item : scenario.simgrid_config())
+    if (item.name == name)
+      origin = item.where;
+  for (const auto& [k, v] : options.simgrid_config)
+    if (k == name)
+      origin = "--cfg=" + k + ":" + v;
+  if (origin.empty())
+    origin = platform_config_origin(scenario.platform_path(), name);
+  return origin.empty() ? scenario.platform_path() : origin;
+}
+
 /** A run whose model is sure to take more memory than its limit allows is refused now, not
  *  minutes into the simulation. */
 MemoryNeed require_memory(const Prepared& p, const MemoryGuard& guard)
@@ -391,6 +413,13 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
       throw InternalError(std::string("model '") + scenario.model_name() + "' failed: " + e.what());
     }
   }
+  if (g_deadlock && simgrid::config::get_value<std::string>("network/model") == "Constant")
+    throw InputError(config_origin("network/model", p, scenario, options),
+                     "the run deadlocked at t=" + std::to_string(simgrid::s4u::Engine::get_clock()) +
+                         " s under network/model Constant: SimGrid 3.32's Constant model leaves a message "
+                         "unfinished where the size it has left is rounded above zero as its constant time ends "
+                         "(no event is left to end it); expected another network model (CM02 or LV08, with links "
+                         "whose latency gives the delay)");
   if (g_deadlock)
     throw InternalError("simulation deadlocked at t=" + std::to_string(simgrid::s4u::Engine::get_clock()) +
                         " s: actors were still waiting on each other (a bug of model '" + scenario.model_name() + "')");

@@ -186,3 +186,34 @@ def test_a_platform_cut_short_or_without_hosts_is_refused_at_a_line(tmp_path):
     res = simcore("platform", hostless, cwd=tmp_path)
     assert res.returncode == 2 and f"{hostless}:3: the platform holds no host; expected at least one <host>" \
         in res.stderr, res.stderr
+
+
+def test_a_message_the_constant_network_model_leaves_unfinished_is_named_with_the_model_choice(tmp_path):
+    """Platform seed 28: master_worker on 4 hosts of a Vivaldi zone under network/model Constant
+    deadlocked at 52.04 s (a message's constant time of 13.01 s had ended with a size of 1e-10 B
+    left, rounded above zero, and no event was left to end it). It was reported as an internal
+    error, "a bug of model 'master_worker'" (exit 1). SimGrid's own listing of the actors still
+    comes first."""
+    platform = _platform(tmp_path, "<config>", '<prop id="network/model" value="Constant"/>', "</config>",
+                         '<zone id="grid1" routing="Vivaldi">',
+                         '<host id="node.2" speed="250Mf" coordinates="310.14 -332.43 44.50"/>',
+                         '<host id="node.3" speed="250Mf" coordinates="-394.87 -365.57 45.71"/>',
+                         '<host id="h4" speed="4Gf" coordinates="58.22 459.64 20.73"/>',
+                         '<host id="host-5" speed="8e9f" coordinates="-115.89 -125.12 7.35"/>', "</zone>")
+    scenario = tmp_path / "s.xml"
+    scenario.write_text('<?xml version="1.0"?>\n<scenario model="master_worker" seed="1">\n'
+                        '  <platform file="p.xml"/>\n  <param name="tasks" value="20"/>\n'
+                        '  <param name="task_flops" value="1Gf"/>\n  <param name="task_bytes" value="1MB"/>\n'
+                        '  <param name="workers" value="3"/>\n  <param name="master" value="node.2"/>\n</scenario>\n')
+    err = refused("run", scenario, "--out", tmp_path / "out", "--quiet", cwd=tmp_path)
+    assert err.splitlines()[-1] == (
+        f"simcore: error: {platform}:5 (<prop id=\"network/model\">): the run deadlocked at t=52.040000 s under "
+        "network/model Constant: SimGrid 3.32's Constant model leaves a message unfinished where the size it has "
+        "left is rounded above zero as its constant time ends (no event is left to end it); expected another "
+        "network model (CM02 or LV08, with links whose latency gives the delay)"), err
+    assert not (tmp_path / "out" / "summary.json").exists()
+    # Chosen on the command line, it is named there; with messages of 1 kB the same run ends well.
+    err = refused("run", scenario, "--cfg=network/model:Constant", "--out", tmp_path / "out", "--quiet", cwd=tmp_path)
+    assert err.splitlines()[-1].startswith("simcore: error: --cfg=network/model:Constant: the run deadlocked at t=")
+    assert simcore("run", scenario, "--set", "task_bytes=1kB", "--out", tmp_path / "out", "--quiet",
+                   cwd=tmp_path).returncode == 0

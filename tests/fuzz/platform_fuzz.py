@@ -992,8 +992,9 @@ def pert_trace(p, rng):
         return f"trace(a second speed trace for host {host!r})"
     if what in ("inline", "connect_kind", "dup") and zones:
         z = r.choice(zones)
-        hosts = [c.attrs["id"] for c in z.children if c.tag == "host"]
-        links = [c.attrs["id"] for c in z.children if c.tag == "link"]
+        # An earlier perturbation may have taken an element's id away.
+        hosts = [c.attrs["id"] for c in z.children if c.tag == "host" and "id" in c.attrs]
+        links = [c.attrs["id"] for c in z.children if c.tag == "link" and "id" in c.attrs]
         tid = p.uid("ftr")
         body = r.choice(["0 1\n5 0.5\n", "0 1\n5 0.5\n2 1\n", "0 -1\n", "0 0\n", "abc def\n", "0\n", "", "0 1 2\n",
                          "0 nan\n", "1e400 1\n", "0 1e400\n", "0 1\n0 0.5\n", "-5 1\n", "0 1\n\n\n5 0.5\n",
@@ -1434,7 +1435,10 @@ def make_case(case_seed):
     for _ in range(n):
         for _attempt in range(10):
             f = rng.choices(funcs, weights)[0]
-            label = f(p, rng)
+            try:
+                label = f(p, rng)
+            except KeyError:  # an attribute an earlier perturbation took away: try another
+                label = None
             if label:
                 p.labels.append(label)
                 break
