@@ -71,18 +71,23 @@ def _star_with_csv(tmp_path):
 
 
 def test_a_full_disk_while_the_trace_is_written_is_reported_and_leaves_nothing(tmp_path):
-    """20,000 tasks make a trace of 0.97 MB, which 512 KiB cannot hold. HDF5's failed write was
-    an internal error (exit 1) without a reason."""
-    proc, left = _run_on_a_small_disk(tmp_path, "512k", _star_with_csv(tmp_path), "--set", "tasks=20000")
+    """A disk that fills after the run's check of its room (simcore counts an earlier result's
+    files as free, and this one's trace.h5 is a second link to a file kept beside it, so that
+    removing it frees nothing): the trace of 20,000 tasks (0.97 MB) meets 0.5 MB free. HDF5's
+    failed write was an internal error (exit 1) without a reason."""
+    script = ('mkdir "$1/out" && head -c 1000000 /dev/zero > "$1/kept.h5" && ln "$1/kept.h5" "$1/out/trace.h5" && '
+              'exec "$0" run "$2" --set tasks=20000 --out "$1/out" --quiet')
+    proc, left = run_on_small_disk(tmp_path, "1500k", ["sh", "-c", script, SIMCORE, "{disk}", STAR], cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().endswith(
         "/disk/out/trace.h5: cannot write the file (No space left on device); expected a folder with room for it, "
         "on a file system that may be written"), proc.stderr
-    assert left == []
+    assert left == ["kept.h5", "out"]
 
 
 def test_a_full_disk_while_a_table_is_written_removes_the_trace_written_before(tmp_path):
-    """1,500 KiB hold the trace but not tasks.csv (1.7 MB) too. The trace stayed, without a
+    """1,500 KiB hold the trace but not tasks.csv (1.7 MB) too (the check before the run counts
+    2 B a value of a CSV table, a lower bound, and lets it start). The trace stayed, without a
     summary.json, as a part of a result; the message did not say the disk was full."""
     proc, left = _run_on_a_small_disk(tmp_path, "1500k", _star_with_csv(tmp_path), "--set", "tasks=20000")
     assert proc.returncode == 2, proc.stderr
