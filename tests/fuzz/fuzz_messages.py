@@ -11,7 +11,10 @@ import time
 # SimGrid's own notes and warnings ("[0.000000] file:line: [parse/WARNING] Deprecated unit-less
 # value ..."): they say something true about the input and are allowed on stderr.
 # An actor's note names it first: "[ft-1:analysis-15:(1016) 0.000000] [s4u_actor/INFO] ...".
-SIMGRID_NOTE = re.compile(r"^\[([^\]\s]+ )?[0-9.]+\] (\S+:\d+: )?\[[A-Za-z0-9_]+/(WARNING|INFO)\] ")
+# SimGrid's account of a deadlock ("[ker_engine/CRITICAL] Oops! Deadlock detected", then the
+# actors still waiting) comes before simcore's refusal of a run that deadlocked for a cause of
+# the input's (the Constant network model's rounding) and says which messages were left.
+SIMGRID_NOTE = re.compile(r"^\[([^\]\s]+ )?[0-9.]+\] (\S+:\d+: )?\[([A-Za-z0-9_]+/(WARNING|INFO)|ker_engine/CRITICAL)\] ")
 
 
 def mask(text):
