@@ -1,8 +1,10 @@
 #include "simcore/disk_room.hpp"
 #include "simcore/error.hpp"
 #include "simcore/memory_guard.hpp"
+#include "simcore/result_writer.hpp"
 
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -20,6 +22,13 @@ std::uint64_t saturated_sum(std::uint64_t a, std::uint64_t b) { return a > UINT6
 std::uint64_t saturated_product(std::uint64_t a, std::uint64_t b)
 {
   return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+/** "57 MiB (59769984 B)": the rounded size, and the bytes where the two compared sizes may
+ *  round alike. */
+std::string size_text(std::uint64_t bytes)
+{
+  return format_memory(bytes) + " (" + std::to_string(bytes) + " B)";
 }
 
 } // namespace
@@ -56,26 +65,25 @@ std::optional<std::uint64_t> free_disk_bytes(const std::string& dir)
   struct statvfs fs_info {};
   if (::statvfs(p.c_str(), &fs_info) != 0)
     return std::nullopt;
-  return saturated_product(static_cast<std::uint64_t>(fs_info.f_bavail), static_cast<std::uint64_t>(fs_info.f_frsize));
+  // Root may write the blocks the file system keeps back from other users.
+  const auto blocks = static_cast<std::uint64_t>(::geteuid() == 0 ? fs_info.f_bfree : fs_info.f_bavail);
+  return saturated_product(blocks, static_cast<std::uint64_t>(fs_info.f_frsize));
 }
 
-void require_disk_room(const std::string& dir, const std::string& where, const DiskNeed& need,
-                       const std::vector<TableSize>& tables)
+void require_disk_room(const std::string& dir, const std::string& where, const DiskNeed& need)
 {
   if (need.bytes == 0)
     return;
   const auto free = free_disk_bytes(dir);
   if (!free)
     return;
-  // The files of an earlier result in the folder go before this run's are written.
+  // The files of an earlier result in the folder go before this run's are written; a file with
+  // another link (or a link to a file elsewhere) frees nothing when it goes.
   std::uint64_t replaced = 0;
   std::error_code ec;
-  std::vector<std::string> names{"trace.h5"};
-  for (const auto& t : tables)
-    names.push_back(t.name + ".csv");
-  for (const auto& name : names) {
+  for (const auto& name : earlier_result_files(dir)) {
     const fs::path file = fs::path(dir) / name;
-    if (!fs::is_regular_file(fs::symlink_status(file, ec)))
+    if (!fs::is_regular_file(fs::symlink_status(file, ec)) || fs::hard_link_count(file, ec) != 1 || ec)
       continue;
     const std::uintmax_t size = fs::file_size(file, ec);
     if (!ec)
@@ -85,8 +93,8 @@ void require_disk_room(const std::string& dir, const std::string& where, const D
   if (need.bytes <= room)
     return;
   const std::string at = where.empty() ? dir : where + " (<output dir=\"" + dir + "\">)";
-  throw InputError(at, "the results need at least " + format_memory(need.bytes) + " on disk (" + need.what +
-                           "), and the output folder's file system has " + format_memory(room) +
+  throw InputError(at, "the results need at least " + size_text(need.bytes) + " on disk (" + need.what +
+                           "), and the output folder's file system has " + size_text(room) +
                            (replaced ? " free, with the earlier result it replaces" : " free") +
                            "; expected a folder with room for them, fewer rows, or <output trace=\"false\"> "
                            "(and csv=\"false\")");

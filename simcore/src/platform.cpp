@@ -425,11 +425,12 @@ std::string platform_config_origin(const std::string& path, const std::string& n
   const PlatformText platform(path);
   if (!platform.loaded)
     return "";
-  std::string origin; // the last one, as SimGrid reads them in order
+  // The first one: SimGrid keeps the first value of an item within a <config>, and sets an
+  // item from a later <config> only while it still has its default.
   for (const auto& prop : platform.doc.select_nodes("//config/prop"))
     if (prop.node().attribute("id").value() == name)
-      origin = platform.at(path, prop.node(), "<prop id=\"" + name + "\">");
-  return origin;
+      return platform.at(path, prop.node(), "<prop id=\"" + name + "\">");
+  return "";
 }
 
 std::map<std::string, std::string> hosts_with_speed_profile(const std::string& path)

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -70,13 +71,34 @@ void check(herr_t rc, const std::string& what)
     throw InternalError("HDF5: " + what + " failed");
 }
 
+/** The errno of the system call that failed under an HDF5 call, as HDF5's error stack records
+ *  it ("..., errno = 28, error message = 'No space left on device', ..."): errno itself may have
+ *  been changed by what HDF5 did after the failure (it formats the time). 0 where none. */
+int errno_on_hdf5_stack()
+{
+  int found = 0;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* entry, void* data) -> herr_t {
+        auto* out = static_cast<int*>(data);
+        if (*out == 0 && entry && entry->desc)
+          if (const char* at = std::strstr(entry->desc, "errno = "))
+            *out = std::atoi(at + 8);
+        return 0;
+      },
+      &found);
+  return found;
+}
+
 /** The same for a call that writes to the file, unless the system refused the write
- *  (WriteRefused: the user's disk, the user's to free). The caller sets errno to 0 before
- *  the call. */
+ *  (WriteRefused: the user's disk, the user's to free). */
 void check_write(herr_t rc, const std::string& what)
 {
-  if (rc < 0 && refused_by_the_system(errno))
-    throw WriteRefused{errno};
+  if (rc < 0) {
+    const int error = errno_on_hdf5_stack();
+    if (refused_by_the_system(error))
+      throw WriteRefused{error};
+  }
   check(rc, what);
 }
 
@@ -92,9 +114,10 @@ void write_string_attribute(hid_t obj, const std::string& name, const std::strin
   check(H5Awrite(attr, type, &ptr), "H5Awrite " + name);
 }
 
-/** Rows packed and written at a time: a table is written through a buffer of this many rows,
- *  not a copy of the whole table (which would take as much memory as its columns again). */
-constexpr std::size_t kRowsPerBlock = std::size_t{1} << 16;
+/** Bytes of rows packed and written at a time: a table is written through a buffer of this
+ *  size (or one row, where a row is larger), not a copy of the whole table (which would take
+ *  as much memory as its columns again). */
+constexpr std::size_t kBlockBytes = std::size_t{2} << 20;
 
 void write_table(hid_t file, const Table& t)
 {
@@ -115,9 +138,10 @@ void write_table(hid_t file, const Table& t)
   H5Handle ds(H5Dcreate2(file, t.name().c_str(), type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose,
               ("dataset " + t.name()).c_str());
   if (ncols > 0) {
-    std::vector<unsigned char> block(std::min(rows, kRowsPerBlock) * row_size);
-    for (std::size_t first = 0; first < rows; first += kRowsPerBlock) {
-      const std::size_t count = std::min(kRowsPerBlock, rows - first);
+    const std::size_t rows_per_block = std::max<std::size_t>(1, kBlockBytes / row_size);
+    std::vector<unsigned char> block(std::min(rows, rows_per_block) * row_size);
+    for (std::size_t first = 0; first < rows; first += rows_per_block) {
+      const std::size_t count = std::min(rows_per_block, rows - first);
       for (std::size_t c = 0; c < ncols; c++) {
         const auto& values = t.columns()[c].values;
         const void* column = std::visit([](const auto& v) -> const void* { return v.data(); }, values);
@@ -129,7 +153,6 @@ void write_table(hid_t file, const Table& t)
       const hsize_t extent[1] = {count};
       H5Handle memory(H5Screate_simple(1, extent, nullptr), H5Sclose, "block dataspace");
       check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, extent, nullptr), "H5Sselect_hyperslab");
-      errno = 0;
       check_write(H5Dwrite(ds, type, memory, space, H5P_DEFAULT, block.data()), "H5Dwrite " + t.name());
     }
   }
@@ -160,9 +183,7 @@ void write_trace_h5(const std::string& path, const Results& results)
     write_string_attribute(file, "schema", "simcore-trace/1");
     for (const auto& t : results.tables())
       write_table(file, t);
-    errno = 0;
     check_write(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush");
-    errno = 0;
     check_write(file.close(), "H5Fclose"); // what closing writes must reach the disk too
   } catch (const WriteRefused& refused) {
     throw InputError(path, std::string("cannot write the file (") + std::strerror(refused.error) +
@@ -177,8 +198,14 @@ void write_file_atomically(const std::string& path, const std::function<void(std
   {
     errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (out)
-      write(out);
+    try {
+      if (out)
+        write(out);
+    } catch (...) { // what was written of it is no file
+      out.close();
+      std::remove(tmp.c_str());
+      throw;
+    }
     out.flush();
     if (out)
       out.close(); // writes what the stream still holds
@@ -205,12 +232,11 @@ void write_file_atomically(const std::string& path, const std::string& text)
   write_file_atomically(path, [&text](std::ostream& out) { out << text; });
 }
 
-void remove_result(const std::string& dir)
+std::vector<std::string> earlier_result_files(const std::string& dir)
 {
-  std::error_code ec;
   // The tables the previous run wrote as CSV (its summary names them): stale beside a new
   // result, or beside none once this run fails.
-  std::vector<std::string> csv;
+  std::vector<std::string> names{"summary.json"};
   try {
     std::ifstream in(fs::path(dir) / "summary.json", std::ios::binary);
     if (in) {
@@ -220,14 +246,21 @@ void remove_result(const std::string& dir)
         for (const auto& name : previous["outputs"]["csv"])
           if (name.is_string() && name.get<std::string>().find('/') == std::string::npos &&
               fs::path(name.get<std::string>()).extension() == ".csv")
-            csv.push_back(name.get<std::string>());
+            names.push_back(name.get<std::string>());
     }
   } catch (const std::exception&) { // a summary that cannot be read names no table
   }
-  fs::remove(fs::path(dir) / "summary.json", ec); // first: without it a folder holds no result
-  for (const auto& name : csv)
+  names.push_back("trace.h5");
+  return names;
+}
+
+void remove_result(const std::string& dir)
+{
+  std::error_code ec;
+  const std::vector<std::string> names = earlier_result_files(dir);
+  const std::vector<std::string> csv(names.begin() + 1, names.end() - 1);
+  for (const auto& name : names) // summary.json first: without it a folder holds no result
     fs::remove(fs::path(dir) / name, ec);
-  fs::remove(fs::path(dir) / "trace.h5", ec);
   // Temporary files of killed runs.
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -278,12 +311,12 @@ void write_csv_text(std::ostream& out, const Table& table)
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
 }
 
-/** Writes `dir`/<table>.csv; returns the file written (where a link led). */
+/** Writes `dir`/<table>.csv; returns its path in `dir`. */
 fs::path write_table_csv(const std::string& dir, const Table& table)
 {
-  const std::string path = (fs::path(dir) / (table.name() + ".csv")).string();
-  write_file_atomically(path, [&table](std::ostream& out) { write_csv_text(out, table); });
-  return file_to_replace(path);
+  const fs::path path = fs::path(dir) / (table.name() + ".csv");
+  write_file_atomically(path.string(), [&table](std::ostream& out) { write_csv_text(out, table); });
+  return path;
 }
 
 } // namespace
@@ -322,7 +355,7 @@ void write_results(const std::string& dir, const nlohmann::ordered_json& summary
         fs::remove(tmp, ec);
         throw InternalError("cannot rename " + tmp + ": " + ec.message());
       }
-      written.push_back(trace_path);
+      written.push_back(fs::path(dir) / "trace.h5");
     }
     if (with_csv)
       for (const auto& table : results.tables())
@@ -330,7 +363,9 @@ void write_results(const std::string& dir, const nlohmann::ordered_json& summary
     write_file_atomically(summary_path.string(),
                           summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
   } catch (...) {
-    // A part of a result is no result: without summary.json, the folder holds nothing of this run.
+    // A part of a result is no result: without summary.json, the folder holds nothing of this
+    // run. A link in the folder goes, not the file it led to: nothing outside the folder is
+    // removed.
     for (const auto& file : written)
       fs::remove(file, ec);
     throw;

@@ -349,7 +349,7 @@ std::pair<DiskNeed, std::vector<TableSize>> require_disk(const Prepared& p, cons
 {
   std::vector<TableSize> tables = p.model->table_sizes(*p.ctx);
   const DiskNeed need = result_disk_need(tables, scenario.write_trace(), scenario.write_csv());
-  require_disk_room(scenario.output_dir(), scenario.output_origin(), need, tables);
+  require_disk_room(scenario.output_dir(), scenario.output_origin(), need);
   return {need, std::move(tables)};
 }
 
@@ -416,9 +416,10 @@ nlohmann::ordered_json run_scenario(const Scenario& scenario, const RunOptions& 
   if (g_deadlock && simgrid::config::get_value<std::string>("network/model") == "Constant")
     throw InputError(config_origin("network/model", p, scenario, options),
                      "the run deadlocked at t=" + std::to_string(simgrid::s4u::Engine::get_clock()) +
-                         " s under network/model Constant: SimGrid 3.32's Constant model leaves a message "
-                         "unfinished where the size it has left is rounded above zero as its constant time ends "
-                         "(no event is left to end it); expected another network model (CM02 or LV08, with links "
+                         " s under network/model Constant, most likely because SimGrid 3.32's Constant model "
+                         "leaves a message unfinished where the size it has left is rounded above zero as its "
+                         "constant time ends (no event is left to end it; otherwise, a bug of model '" +
+                         scenario.model_name() + "'); expected another network model (CM02 or LV08, with links "
                          "whose latency gives the delay)");
   if (g_deadlock)
     throw InternalError("simulation deadlocked at t=" + std::to_string(simgrid::s4u::Engine::get_clock()) +

@@ -66,10 +66,11 @@ def test_a_run_whose_results_cannot_fit_is_refused_before_it_starts(tmp_path):
                                                    "--out", "{disk}/out", "--quiet"], cwd=tmp_path)
     assert res.returncode == 2, res.stderr
     err = res.stderr.strip()
-    assert err.startswith("simcore: error: ") and "/disk/out: the results need at least 57 MiB on disk (trace.h5 " \
-        "at 8 B a value: tasks 1000000 rows x 6 columns, workers 16 rows x 3 columns; the CSV tables at 2 B a " \
-        "value: tasks 1000000 rows x 6 columns, workers 16 rows x 3 columns), and the output folder's file system " \
-        "has 1 MiB free; expected a folder with room for them" in err, err
+    assert err.startswith("simcore: error: ") and (
+        "/disk/out: the results need at least 57 MiB (60000480 B) on disk (trace.h5 at 8 B a value: tasks 1000000 "
+        "rows x 6 columns, workers 16 rows x 3 columns; the CSV tables at 2 B a value: tasks 1000000 rows x 6 "
+        "columns, workers 16 rows x 3 columns), and the output folder's file system has 1 MiB (1048576 B) free; "
+        "expected a folder with room for them") in err, err
     assert left == []
 
 
@@ -94,3 +95,21 @@ def test_validate_refuses_it_too_and_an_earlier_result_stays_whole(tmp_path):
     assert all(e.startswith(f"simcore: error: {scenario}:{line} (<output dir=") for e in errors), errors
     assert sorted(left) == ["before.json", "out", "out/summary.json", "out/tasks.csv", "out/trace.h5",
                             "out/workers.csv"]
+
+
+def test_an_earlier_result_counts_as_room_unless_removing_it_frees_nothing(tmp_path):
+    """1,500 KiB hold one trace of 20,000 tasks (0.97 MB), not two. A second run in the same
+    folder replaces the first one's files, so it may start and ends well; where the earlier
+    trace.h5 is a second link to a file kept beside it, removing it frees nothing, and the run
+    is refused before it starts (the check counted it as room)."""
+    script = ('"$0" run "$1" --set tasks=20000 --out "$2/out" --quiet; echo "first=$?"; '
+              '"$0" run "$1" --set tasks=20000 --out "$2/out" --quiet; echo "again=$?"; '
+              'ln "$2/out/trace.h5" "$2/kept.h5"; '
+              '"$0" run "$1" --set tasks=20000 --out "$2/out" --quiet; echo "linked=$?"')
+    res, left = run_on_small_disk(tmp_path, "1500k", ["sh", "-c", script, BIN, STAR, "{disk}"], cwd=tmp_path)
+    assert "first=0" in res.stdout and "again=0" in res.stdout and "linked=2" in res.stdout, (res.stdout,
+                                                                                              res.stderr)
+    assert "/disk/out: the results need at least 1 MiB (960384 B) on disk (trace.h5 at 8 B a value: tasks 20000 " \
+        "rows x 6 columns, workers 16 rows x 3 columns), and the output folder's file system has " in res.stderr, \
+        res.stderr
+    assert sorted(left) == ["kept.h5", "out", "out/summary.json", "out/trace.h5"]

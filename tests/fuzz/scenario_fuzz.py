@@ -489,10 +489,12 @@ class Case:
                 return c
         return None
 
-    def note_count(self, spec, value):
+    def note_count(self, spec, value, param=True):
+        """Notes a count set to `value`: >= SLOW_COUNT, and (for a <param>: `param`) its growth
+        over the seed's value of that parameter."""
         if spec.get("type") not in ("integer", "integer list"):
             return
-        grown = count_product(value)
+        grown = count_product(value) if param else None
         node = next((p for p in self.seed.tree.elements() if p.tag == "param"
                      and ET_unesc(p.get("name") or "") == spec["name"]), None)
         was = count_product(ET_unesc(node.get("value") or "") if node is not None else str(spec.get("default") or ""))
@@ -593,7 +595,7 @@ def m_section(case, rng):
     name = rng.choice(present) if present and rng.random() < 0.6 else rng.choice(sorted(specs))
     spec = specs[name]
     value = gen_value(spec, rng, case, name)
-    case.note_count(spec, value)
+    case.note_count(spec, value, param=False)
     node.set(name, value)
     case.labels.append(f"<{node.tag}> {name}={short(value)}")
 

@@ -35,14 +35,13 @@ TEST_CASE("require_disk_room: refuses what no disk holds, names where and how mu
   CHECK(*free > 0);
   // A folder not made yet: its nearest existing parent's file system.
   CHECK(simcore::free_disk_bytes((tmp.path / "not" / "yet").string()).has_value());
-  const std::vector<simcore::TableSize> tables{{"t", 1, 1}};
-  CHECK_NOTHROW(simcore::require_disk_room(tmp.path.string(), "s.xml:3", {8, "t"}, tables));
-  CHECK_NOTHROW(simcore::require_disk_room(tmp.path.string(), "s.xml:3", {0, ""}, tables));
+  CHECK_NOTHROW(simcore::require_disk_room(tmp.path.string(), "s.xml:3", {8, "t"}));
+  CHECK_NOTHROW(simcore::require_disk_room(tmp.path.string(), "s.xml:3", {0, ""}));
   const std::string dir = (tmp.path / "out").string();
-  CHECK_THROWS_WITH(simcore::require_disk_room(dir, "s.xml:3", {UINT64_MAX, "how it was counted"}, tables),
+  CHECK_THROWS_WITH(simcore::require_disk_room(dir, "s.xml:3", {UINT64_MAX, "how it was counted"}),
                     Catch::StartsWith("s.xml:3 (<output dir=\"" + dir + "\">): the results need at least ") &&
                         Catch::Contains(" on disk (how it was counted), and the output folder's file system has ") &&
                         Catch::EndsWith("free; expected a folder with room for them, fewer rows, or <output "
                                         "trace=\"false\"> (and csv=\"false\")"));
-  CHECK_THROWS_AS(simcore::require_disk_room(dir, "", {UINT64_MAX, ""}, tables), simcore::InputError);
+  CHECK_THROWS_AS(simcore::require_disk_room(dir, "", {UINT64_MAX, ""}), simcore::InputError);
 }

@@ -274,7 +274,7 @@ TEST_CASE("write_results: a table without columns", "[writer]")
 
 namespace {
 
-constexpr std::size_t kLargeRows = 1'000'003; // 15 blocks of 65,536 rows and a part of one
+constexpr std::size_t kLargeRows = 1'000'003; // 15 blocks of 65,536 rows (2 MiB of 4 columns) and a part of one
 
 double large_time(std::size_t r) { return 0.1 * static_cast<double>(r) + 1.0 / 3.0; }
 std::int64_t large_bytes(std::size_t r) { return static_cast<std::int64_t>(r * r % 1000003) - 7; }

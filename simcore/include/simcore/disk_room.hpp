@@ -23,13 +23,14 @@ struct DiskNeed {
 DiskNeed result_disk_need(const std::vector<TableSize>& tables, bool trace, bool csv);
 
 /** Bytes this process may still write on the file system that holds `dir` (or would hold it:
- *  its nearest existing parent); nullopt where statvfs cannot say. */
+ *  its nearest existing parent): the blocks free to users, or all free blocks for root;
+ *  nullopt where statvfs cannot say. */
 std::optional<std::uint64_t> free_disk_bytes(const std::string& dir);
 
 /** InputError at `where` when `need` passes what the output folder `dir` has free, counting
- *  the files of an earlier result there (`trace.h5`, the CSV tables of `tables`), which the
- *  run replaces. Checks nothing where the free space is unknown. */
-void require_disk_room(const std::string& dir, const std::string& where, const DiskNeed& need,
-                       const std::vector<TableSize>& tables);
+ *  the files of an earlier result there (earlier_result_files(): its summary.json, trace.h5 and
+ *  the CSV tables its summary names), which the run removes first, where removing them frees
+ *  their bytes (a regular file of one link). Checks nothing where the free space is unknown. */
+void require_disk_room(const std::string& dir, const std::string& where, const DiskNeed& need);
 
 } // namespace simcore

@@ -19,8 +19,8 @@ void load_platform(simgrid::s4u::Engine& engine, const std::string& path);
  *  (speed_file)". SimGrid takes one speed profile a host. Empty when the file cannot be read. */
 std::map<std::string, std::string> hosts_with_speed_profile(const std::string& path);
 
-/** "FILE:LINE (<prop id="NAME">)" of the platform file's <config> item `name` (the last one
- *  where it is given twice); empty where the file gives none. */
+/** "FILE:LINE (<prop id="NAME">)" of the platform file's <config> item `name` (the first one,
+ *  which SimGrid keeps, where it is given twice); empty where the file gives none. */
 std::string platform_config_origin(const std::string& path, const std::string& name);
 
 /** Hosts (name, speed, cores), links (name, bandwidth, latency, sharing), the zone tree
