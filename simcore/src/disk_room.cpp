@@ -63,7 +63,8 @@ std::optional<std::uint64_t> free_disk_bytes(const std::string& dir)
   while (!p.empty() && !fs::exists(p, ec) && p != p.parent_path())
     p = p.parent_path();
   struct statvfs fs_info {};
-  if (::statvfs(p.c_str(), &fs_info) != 0)
+  // A file system that gives no size (some network and FUSE ones say 0 blocks) says nothing.
+  if (::statvfs(p.c_str(), &fs_info) != 0 || fs_info.f_blocks == 0 || fs_info.f_frsize == 0)
     return std::nullopt;
   // Root may write the blocks the file system keeps back from other users.
   const auto blocks = static_cast<std::uint64_t>(::geteuid() == 0 ? fs_info.f_bfree : fs_info.f_bavail);

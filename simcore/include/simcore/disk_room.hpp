@@ -24,7 +24,8 @@ DiskNeed result_disk_need(const std::vector<TableSize>& tables, bool trace, bool
 
 /** Bytes this process may still write on the file system that holds `dir` (or would hold it:
  *  its nearest existing parent): the blocks free to users, or all free blocks for root;
- *  nullopt where statvfs cannot say. */
+ *  nullopt where statvfs cannot say, or gives a file system of no blocks (some network and
+ *  FUSE file systems do). */
 std::optional<std::uint64_t> free_disk_bytes(const std::string& dir);
 
 /** InputError at `where` when `need` passes what the output folder `dir` has free, counting
